@@ -1,0 +1,133 @@
+// Command raxol-ssh serves the built-in demo app over SSH, one live session
+// per terminal, with metrics and health checks over HTTP.
+//
+// Every flag has an environment equivalent: --ssh-addr is RAXOL_SSH_ADDR,
+// --idle-timeout is RAXOL_IDLE_TIMEOUT, and so on. A flag given on the
+// command line wins over the environment.
+//
+// SIGINT or SIGTERM drains: every terminal is told the server is stopping,
+// sessions end, and the process exits once they have or the drain timeout
+// has passed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stderr))
+}
+
+// run parses args and the environment, serves until ctx is done, and
+// returns the process exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	opts, logCfg, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "raxol-ssh:", err)
+		return 2
+	}
+	opts.Logger = newLogger(stderr, logCfg)
+	srv, err := server.New(server.App{Name: demo.Name, New: demo.New}, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "raxol-ssh:", err)
+		return 1
+	}
+	if err := srv.Run(ctx); err != nil {
+		fmt.Fprintln(stderr, "raxol-ssh:", err)
+		return 1
+	}
+	return 0
+}
+
+type logConfig struct {
+	format string
+	level  slog.Level
+}
+
+func newLogger(w io.Writer, c logConfig) *slog.Logger {
+	ho := &slog.HandlerOptions{Level: c.level}
+	if c.format == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// parse turns flags and RAXOL_* variables into server options.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (server.Options, logConfig, error) {
+	var o server.Options
+	var lc logConfig
+	var logLevel string
+	fs := flag.NewFlagSet("raxol-ssh", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.SSHAddr, "ssh-addr", "127.0.0.1:2222", "SSH listen address")
+	fs.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address (/metrics, /healthz, MCP)")
+	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the host key (default: the user config dir + /raxol-ssh)")
+	fs.StringVar(&o.Env, "env", server.EnvDev, "environment: dev or prod (prod requires --authorized-keys)")
+	fs.StringVar(&o.AuthorizedKeysFile, "authorized-keys", "", "authorized_keys file of the keys allowed to log in")
+	fs.BoolVar(&o.AllowAnonymousPublic, "allow-anonymous-public", false, "let a dev server without --authorized-keys listen on a non-loopback address")
+	fs.StringVar(&o.PublicURL, "public-url", "", "base URL of the HTTP listener as clients reach it (default http://<http-addr>)")
+	fs.IntVar(&o.Limits.MaxConnections, "max-connections", 1000, "maximum concurrent SSH connections")
+	fs.IntVar(&o.Limits.MaxPerIP, "max-per-ip", 20, "maximum concurrent SSH connections from one address")
+	fs.IntVar(&o.Limits.MaxSessionsPerUser, "max-sessions-per-user", 10, "maximum live sessions of one user and key")
+	fs.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", 10e9, "time allowed for the SSH handshake and authentication")
+	fs.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", 30*60e9, "end a session after this long without input")
+	fs.DurationVar(&o.Limits.MaxSessionDuration, "max-session-duration", 12*3600e9, "end any session after this long")
+	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
+	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, lc, err
+	}
+	if fs.NArg() > 0 {
+		return o, lc, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := "RAXOL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return o, lc, err
+	}
+	if err := lc.level.UnmarshalText([]byte(logLevel)); err != nil {
+		return o, lc, fmt.Errorf("--log-level: %w", err)
+	}
+	if lc.format != "text" && lc.format != "json" {
+		return o, lc, fmt.Errorf("--log-format %q: want text or json", lc.format)
+	}
+	if o.DataDir == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return o, lc, fmt.Errorf("no --data-dir given and no user config dir: %w", err)
+		}
+		o.DataDir = filepath.Join(dir, "raxol-ssh")
+	}
+	return o, lc, nil
+}

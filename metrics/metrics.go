@@ -1,0 +1,270 @@
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Outcomes of an ended SSH connection, the values of the "outcome" label of
+// raxol_ssh_connections_total.
+const (
+	OutcomeOK          = "ok"           // session ran and ended normally
+	OutcomeError       = "error"        // session ended with an error
+	OutcomeNoPTY       = "no_pty"       // client asked for no terminal
+	OutcomeAuthFailed  = "auth_failed"  // handshake failed authentication
+	OutcomeRejected    = "rejected"     // refused by a connection limit
+	OutcomeIdleTimeout = "idle_timeout" // closed after the idle timeout
+	OutcomeMaxDuration = "max_duration" // closed at the maximum session time
+	OutcomeShutdown    = "shutdown"     // closed by server shutdown
+	OutcomeOther       = "other"        // anything not listed above
+)
+
+// Limits that can reject a connection, the values of the "limit" label of
+// raxol_ssh_limit_rejections_total.
+const (
+	LimitMaxConnections     = "max_connections"       // server-wide connection cap
+	LimitMaxPerIP           = "max_per_ip"            // connections from one address
+	LimitMaxSessionsPerUser = "max_sessions_per_user" // sessions of one user
+	LimitOther              = "other"                 // anything not listed above
+)
+
+var (
+	outcomes = []string{
+		OutcomeOK, OutcomeError, OutcomeNoPTY, OutcomeAuthFailed, OutcomeRejected,
+		OutcomeIdleTimeout, OutcomeMaxDuration, OutcomeShutdown, OutcomeOther,
+	}
+	limits = []string{LimitMaxConnections, LimitMaxPerIP, LimitMaxSessionsPerUser, LimitOther}
+)
+
+// Outcomes returns every value of the "outcome" label, in a new slice.
+func Outcomes() []string { return slices.Clone(outcomes) }
+
+// Limits returns every value of the "limit" label, in a new slice.
+func Limits() []string { return slices.Clone(limits) }
+
+// foldBuckets are the classic histogram buckets of
+// raxol_dispatcher_fold_duration_seconds, 1µs to 1s in 1-2.5-5 steps.
+// Native-histogram buckets are kept alongside them.
+var foldBuckets = []float64{
+	1e-6, 2.5e-6, 5e-6,
+	1e-5, 2.5e-5, 5e-5,
+	1e-4, 2.5e-4, 5e-4,
+	1e-3, 2.5e-3, 5e-3,
+	1e-2, 2.5e-2, 5e-2,
+	0.1, 0.25, 0.5, 1,
+}
+
+// Metrics is the set of metrics of one process, registered in its own
+// Registry. Create it with [New]. All fields are fixed at creation and safe
+// for concurrent use. Through a nil *Metrics only the methods may be used.
+type Metrics struct {
+	// Registry holds every metric below plus the Go and process collectors.
+	Registry *prometheus.Registry
+
+	// SessionsOpen is raxol_sessions_open: live sessions.
+	SessionsOpen prometheus.Gauge
+	// Connections is raxol_ssh_connections_total{outcome}: ended SSH
+	// connections by outcome. Use [Metrics.Connection] to keep the label
+	// within [Outcomes].
+	Connections *prometheus.CounterVec
+	// AuthFailures is raxol_ssh_auth_failures_total: failed authentications.
+	AuthFailures prometheus.Counter
+	// LimitRejections is raxol_ssh_limit_rejections_total{limit}: connections
+	// refused by a limit. Use [Metrics.LimitRejected] to keep the label
+	// within [Limits].
+	LimitRejections *prometheus.CounterVec
+	// FoldDuration is raxol_dispatcher_fold_duration_seconds: time the
+	// dispatcher spends folding one input into the model. Classic buckets
+	// run from 1µs to 1s in 1-2.5-5 steps; native-histogram buckets (factor
+	// 1.1, at most 100, reset at most hourly) travel in the protobuf format.
+	FoldDuration prometheus.Histogram
+	// UpdateFailures is raxol_dispatcher_update_failures_total: model Update
+	// calls that failed (returned an error or panicked).
+	UpdateFailures prometheus.Counter
+	// ViewFailures is raxol_dispatcher_view_failures_total: model View calls
+	// that failed.
+	ViewFailures prometheus.Counter
+	// FramesWritten is raxol_terminal_frames_total: writes of rendered output
+	// to terminals.
+	FramesWritten prometheus.Counter
+	// BytesWritten is raxol_terminal_bytes_written_total: bytes of rendered
+	// output written to terminals.
+	BytesWritten prometheus.Counter
+}
+
+// New returns a Metrics with a fresh Registry holding all of its metrics,
+// with every labelled series initialized to zero, and the Go runtime and
+// process collectors. Each call is independent of the others.
+func New() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		SessionsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "raxol", Name: "sessions_open",
+			Help: "Live sessions.",
+		}),
+		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "ssh", Name: "connections_total",
+			Help: "Ended SSH connections by outcome.",
+		}, []string{"outcome"}),
+		AuthFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "ssh", Name: "auth_failures_total",
+			Help: "Failed SSH authentications.",
+		}),
+		LimitRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "ssh", Name: "limit_rejections_total",
+			Help: "SSH connections or sessions refused by a limit, by limit.",
+		}, []string{"limit"}),
+		FoldDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "raxol", Subsystem: "dispatcher", Name: "fold_duration_seconds",
+			Help:                            "Time to fold one input into a session's model.",
+			Buckets:                         foldBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
+		UpdateFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "dispatcher", Name: "update_failures_total",
+			Help: "Model Update calls that failed.",
+		}),
+		ViewFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "dispatcher", Name: "view_failures_total",
+			Help: "Model View calls that failed.",
+		}),
+		FramesWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "terminal", Name: "frames_total",
+			Help: "Writes of rendered output to terminals.",
+		}),
+		BytesWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "terminal", Name: "bytes_written_total",
+			Help: "Bytes of rendered output written to terminals.",
+		}),
+	}
+	for _, o := range outcomes {
+		m.Connections.WithLabelValues(o)
+	}
+	for _, l := range limits {
+		m.LimitRejections.WithLabelValues(l)
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.SessionsOpen, m.Connections, m.AuthFailures, m.LimitRejections,
+		m.FoldDuration, m.UpdateFailures, m.ViewFailures,
+		m.FramesWritten, m.BytesWritten,
+	)
+	return m
+}
+
+// Handler returns the /metrics handler for m's Registry, serving the
+// Prometheus text format and, when asked, OpenMetrics. On a nil *Metrics it
+// returns a handler that answers 404.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{
+		Registry:          m.Registry,
+		EnableOpenMetrics: true,
+	})
+}
+
+// Connection counts one ended SSH connection under outcome, one of
+// [Outcomes]; any other value is counted as [OutcomeOther].
+func (m *Metrics) Connection(outcome string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(outcomes, outcome) {
+		outcome = OutcomeOther
+	}
+	m.Connections.WithLabelValues(outcome).Inc()
+}
+
+// LimitRejected counts one connection or session refused by limit, one of
+// [Limits]; any other value is counted as [LimitOther].
+func (m *Metrics) LimitRejected(limit string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(limits, limit) {
+		limit = LimitOther
+	}
+	m.LimitRejections.WithLabelValues(limit).Inc()
+}
+
+// SessionOpened increments SessionsOpen. Pair it with [Metrics.SessionClosed].
+func (m *Metrics) SessionOpened() {
+	if m != nil {
+		m.SessionsOpen.Inc()
+	}
+}
+
+// SessionClosed decrements SessionsOpen.
+func (m *Metrics) SessionClosed() {
+	if m != nil {
+		m.SessionsOpen.Dec()
+	}
+}
+
+// AuthFailed counts one failed SSH authentication.
+func (m *Metrics) AuthFailed() {
+	if m != nil {
+		m.AuthFailures.Inc()
+	}
+}
+
+// ObserveFold records how long one dispatcher fold took.
+func (m *Metrics) ObserveFold(d time.Duration) {
+	if m != nil {
+		m.FoldDuration.Observe(d.Seconds())
+	}
+}
+
+// UpdateFailed counts one failed model Update.
+func (m *Metrics) UpdateFailed() {
+	if m != nil {
+		m.UpdateFailures.Inc()
+	}
+}
+
+// ViewFailed counts one failed model View.
+func (m *Metrics) ViewFailed() {
+	if m != nil {
+		m.ViewFailures.Inc()
+	}
+}
+
+// CountingWriter wraps w so that each Write that writes at least one byte
+// counts as one frame in FramesWritten and adds the bytes written to
+// BytesWritten. Data, byte counts and errors pass through unchanged. The
+// counting is safe for concurrent use; concurrent Writes are otherwise only
+// as safe as w. On a nil *Metrics it returns w itself.
+func (m *Metrics) CountingWriter(w io.Writer) io.Writer {
+	if m == nil {
+		return w
+	}
+	return &countingWriter{w: w, frames: m.FramesWritten, bytes: m.BytesWritten}
+}
+
+// countingWriter is the writer returned by [Metrics.CountingWriter].
+type countingWriter struct {
+	w      io.Writer
+	frames prometheus.Counter
+	bytes  prometheus.Counter
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if n > 0 {
+		c.frames.Inc()
+		c.bytes.Add(float64(n))
+	}
+	return n, err
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"charm.land/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+)
+
+// rejectKey holds, in a connection's context, why the connection is over a
+// limit. Such a connection still completes its handshake so its user reads
+// the reason in one line, but it is closed soon after.
+type rejectKeyType struct{}
+
+var rejectKey rejectKeyType
+
+// admission counts open TCP connections, in total and per remote IP.
+type admission struct {
+	maxConns, maxPerIP int
+	// rejectGrace is how long an over-limit connection may stay to read
+	// its reason before it is closed.
+	rejectGrace time.Duration
+	metrics     *metrics.Metrics
+
+	mu        sync.Mutex // protects the following
+	total     int
+	perIP     map[string]int
+	rejecting int // over-limit connections still open to read their reason
+}
+
+// maxRejecting bounds the over-limit connections kept open to show their
+// reason; beyond it, excess connections are closed at once.
+const maxRejecting = 64
+
+func newAdmission(maxConns, maxPerIP int, m *metrics.Metrics) *admission {
+	return &admission{
+		maxConns:    maxConns,
+		maxPerIP:    maxPerIP,
+		rejectGrace: 10 * time.Second,
+		metrics:     m,
+		perIP:       make(map[string]int),
+	}
+}
+
+// connCallback admits or tags a new connection; see [rejectKey].
+func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
+	ip := hostOf(c.RemoteAddr())
+	a.mu.Lock()
+	var reason, limit string
+	switch {
+	case a.maxConns > 0 && a.total >= a.maxConns:
+		reason = fmt.Sprintf("the server is full (%d connections); try again later", a.maxConns)
+		limit = metrics.LimitMaxConnections
+	case a.maxPerIP > 0 && a.perIP[ip] >= a.maxPerIP:
+		reason = fmt.Sprintf("too many connections from %s (limit %d); close one and try again", ip, a.maxPerIP)
+		limit = metrics.LimitMaxPerIP
+	}
+	if reason == "" {
+		a.total++
+		a.perIP[ip]++
+		a.mu.Unlock()
+		return &admittedConn{Conn: c, release: func() { a.release(ip) }}
+	}
+	a.metrics.LimitRejected(limit)
+	if a.rejecting >= maxRejecting {
+		a.mu.Unlock()
+		a.metrics.Connection(metrics.OutcomeRejected)
+		return nil
+	}
+	a.rejecting++
+	a.mu.Unlock()
+	ctx.SetValue(rejectKey, reason)
+	ac := &admittedConn{Conn: c, release: func() {
+		a.mu.Lock()
+		a.rejecting--
+		a.mu.Unlock()
+	}}
+	ac.timer = time.AfterFunc(a.rejectGrace, func() { _ = ac.Close() })
+	return ac
+}
+
+func (a *admission) release(ip string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.total--
+	if a.perIP[ip]--; a.perIP[ip] <= 0 {
+		delete(a.perIP, ip)
+	}
+}
+
+// open returns the number of admitted connections.
+func (a *admission) open() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.total
+}
+
+// admittedConn releases its admission slot once, when closed.
+type admittedConn struct {
+	net.Conn
+	release func()
+	timer   *time.Timer
+	once    sync.Once
+}
+
+func (c *admittedConn) Close() error {
+	c.once.Do(func() {
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+		c.release()
+	})
+	return c.Conn.Close()
+}
+
+func hostOf(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.String()
+	}
+	h, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return h
+}

@@ -1,0 +1,408 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/hostkeys"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// App is what the server serves: every session gets a fresh model.
+type App struct {
+	// Name is the app's short name: lowercase letters, digits and '_', at
+	// most 32. It is the namespace of the app's MCP tools.
+	Name string
+	// New returns a fresh model for a new session.
+	New func() ui.Model
+}
+
+// Environments.
+const (
+	EnvDev  = "dev"
+	EnvProd = "prod"
+)
+
+// Limits bound what clients can take. Zero values take the defaults.
+type Limits struct {
+	// MaxConnections caps concurrent SSH connections; default 1000.
+	MaxConnections int
+	// MaxPerIP caps concurrent connections from one address; default 20.
+	MaxPerIP int
+	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
+	MaxSessionsPerUser int
+	// HandshakeTimeout bounds the SSH handshake and authentication;
+	// default 10s.
+	HandshakeTimeout time.Duration
+	// IdleTimeout ends a session with no input for this long (output does
+	// not count); default 30m.
+	IdleTimeout time.Duration
+	// MaxSessionDuration ends any session after this long; default 12h.
+	MaxSessionDuration time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defD := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxConnections, 1000)
+	def(&l.MaxPerIP, 20)
+	def(&l.MaxSessionsPerUser, 10)
+	defD(&l.HandshakeTimeout, 10*time.Second)
+	defD(&l.IdleTimeout, 30*time.Minute)
+	defD(&l.MaxSessionDuration, 12*time.Hour)
+	return l
+}
+
+// Options configures a [Server].
+type Options struct {
+	// SSHAddr is the SSH listen address; default "127.0.0.1:2222".
+	SSHAddr string
+	// HTTPAddr is the listen address of /metrics and /healthz (and, later,
+	// the MCP endpoints); default "127.0.0.1:8080".
+	HTTPAddr string
+	// DataDir holds the host key. Required: the server never writes into
+	// the working directory unasked.
+	DataDir string
+	// Env is EnvDev (default) or EnvProd.
+	Env string
+	// AuthorizedKeysFile lists the public keys allowed to log in. Required
+	// in production; in dev, when set, it is enforced too.
+	AuthorizedKeysFile string
+	// AllowAnonymousPublic lets a dev server without authorized keys listen
+	// on a non-loopback address.
+	AllowAnonymousPublic bool
+	// Limits bound connections and sessions.
+	Limits Limits
+	// DrainTimeout bounds how long Shutdown waits for sessions to end
+	// before closing them; default 10s.
+	DrainTimeout time.Duration
+	// PublicURL is the base URL of the HTTP listener as clients reach it,
+	// shown in the attach panel; default "http://" + the listen address.
+	PublicURL string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics defaults to a fresh metrics.New().
+	Metrics *metrics.Metrics
+}
+
+var appName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+// Server serves one app over SSH and HTTP. Create it with [New], then call
+// [Server.Start] and [Server.Shutdown], or [Server.Run].
+type Server struct {
+	// Fixed at creation.
+	app      App
+	opts     Options
+	log      *slog.Logger
+	metrics  *metrics.Metrics
+	hostKey  *hostkeys.Key
+	keys     *authorizedKeys // nil: any client
+	sessions *session.Manager
+	admit    *admission
+	ssh      *ssh.Server
+	http     *http.Server
+
+	wg sync.WaitGroup // Serve goroutines and session handlers
+
+	mu       sync.Mutex // protects the following
+	sshLn    net.Listener
+	httpLn   net.Listener
+	progs    map[*tea.Program]struct{}
+	draining bool
+	started  bool
+}
+
+// New checks the options, loads or creates the host key, and prepares the
+// servers. It listens on nothing until Start.
+func New(app App, opts Options) (*Server, error) {
+	if !appName.MatchString(app.Name) {
+		return nil, fmt.Errorf("server: app name %q must be a lowercase letter followed by up to 31 of [a-z0-9_]", app.Name)
+	}
+	if app.New == nil {
+		return nil, errors.New("server: App.New is nil")
+	}
+	if opts.SSHAddr == "" {
+		opts.SSHAddr = "127.0.0.1:2222"
+	}
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = "127.0.0.1:8080"
+	}
+	if opts.Env == "" {
+		opts.Env = EnvDev
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 10 * time.Second
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = metrics.New()
+	}
+	s := &Server{
+		app:     app,
+		opts:    opts,
+		log:     opts.Logger,
+		metrics: opts.Metrics,
+		progs:   make(map[*tea.Program]struct{}),
+	}
+
+	switch opts.Env {
+	case EnvDev, EnvProd:
+	default:
+		return nil, fmt.Errorf("server: unknown environment %q (want %q or %q)", opts.Env, EnvDev, EnvProd)
+	}
+	if opts.Env == EnvProd && opts.AuthorizedKeysFile == "" {
+		return nil, errors.New("server: --env prod requires --authorized-keys FILE: a production server never accepts anonymous clients")
+	}
+	if opts.AuthorizedKeysFile != "" {
+		keys, err := loadAuthorizedKeys(opts.AuthorizedKeysFile)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.keys = keys
+	} else if !opts.AllowAnonymousPublic && !isLoopback(opts.SSHAddr) {
+		return nil, fmt.Errorf("server: refusing to accept anonymous SSH clients on non-loopback address %s; pass --authorized-keys FILE, bind 127.0.0.1, or pass --allow-anonymous-public", opts.SSHAddr)
+	}
+	if opts.DataDir == "" {
+		return nil, errors.New("server: DataDir is required (the host key lives there)")
+	}
+	key, err := hostkeys.LoadOrCreate(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.hostKey = key
+
+	s.sessions = session.NewManager(&session.Options{
+		Dispatcher: &dispatcher.Options{
+			Logger: opts.Logger,
+			Hooks: dispatcher.Hooks{
+				OnFold:         func(d time.Duration) { s.metrics.FoldDuration.Observe(d.Seconds()) },
+				OnUpdateFailed: s.metrics.UpdateFailures.Inc,
+				OnViewFailed:   s.metrics.ViewFailures.Inc,
+			},
+		},
+	})
+	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, s.metrics)
+	if s.ssh, err = s.newSSHServer(); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.isDraining() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	s.http = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// Sessions returns the registry of live sessions.
+func (s *Server) Sessions() *session.Manager { return s.sessions }
+
+// HostKeyFingerprint returns the SHA256 fingerprint of the host key.
+func (s *Server) HostKeyFingerprint() string { return s.hostKey.Fingerprint() }
+
+// Start listens on both addresses and serves in the background.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("server: already started")
+	}
+	sshLn, err := net.Listen("tcp", s.opts.SSHAddr)
+	if err != nil {
+		return fmt.Errorf("server: ssh listen: %w", err)
+	}
+	httpLn, err := net.Listen("tcp", s.opts.HTTPAddr)
+	if err != nil {
+		_ = sshLn.Close()
+		return fmt.Errorf("server: http listen: %w", err)
+	}
+	s.sshLn, s.httpLn, s.started = sshLn, httpLn, true
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := s.ssh.Serve(sshLn); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+			s.log.Error("ssh server stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server stopped", "err", err)
+		}
+	}()
+	s.logPosture()
+	return nil
+}
+
+// SSHAddr returns the SSH listener's address (after Start).
+func (s *Server) SSHAddr() string { return s.addr(func() net.Listener { return s.sshLn }) }
+
+// HTTPAddr returns the HTTP listener's address (after Start).
+func (s *Server) HTTPAddr() string { return s.addr(func() net.Listener { return s.httpLn }) }
+
+func (s *Server) addr(ln func() net.Listener) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l := ln(); l != nil {
+		return l.Addr().String()
+	}
+	return ""
+}
+
+// publicURL is the base URL shown to humans for the MCP endpoints.
+func (s *Server) publicURL() string {
+	if s.opts.PublicURL != "" {
+		return s.opts.PublicURL
+	}
+	return "http://" + s.HTTPAddr()
+}
+
+func (s *Server) logPosture() {
+	auth := "anonymous (any client; loopback only)"
+	if s.keys != nil {
+		auth = fmt.Sprintf("public key (%s, %d keys)", s.opts.AuthorizedKeysFile, s.keys.count())
+	} else if !isLoopback(s.opts.SSHAddr) {
+		auth = "anonymous (any client; PUBLIC, --allow-anonymous-public)"
+	}
+	l := s.opts.Limits
+	s.log.Info("raxol-ssh serving",
+		"app", s.app.Name,
+		"env", s.opts.Env,
+		"ssh", s.sshLn.Addr().String(),
+		"http", s.httpLn.Addr().String(),
+		"auth", auth,
+		"max_connections", l.MaxConnections,
+		"max_per_ip", l.MaxPerIP,
+		"max_sessions_per_user", l.MaxSessionsPerUser,
+		"handshake_timeout", l.HandshakeTimeout,
+		"idle_timeout", l.IdleTimeout,
+		"max_session_duration", l.MaxSessionDuration,
+		"host_key", s.hostKey.Path,
+		"host_key_fingerprint", s.hostKey.Fingerprint(),
+	)
+}
+
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
+}
+
+// Shutdown drains: it stops accepting connections, tells every terminal
+// the server is stopping, lets programs quit, waits until ctx is done (or
+// the drain timeout, whichever is first) and then closes what is left.
+// Every goroutine the server started has returned when it returns.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.draining {
+		s.mu.Unlock()
+		return errors.New("server: already shut down")
+	}
+	s.draining = true
+	progs := make([]*tea.Program, 0, len(s.progs))
+	for p := range s.progs {
+		progs = append(progs, p)
+	}
+	started := s.started
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, s.opts.DrainTimeout)
+	defer cancel()
+	s.log.Info("raxol-ssh draining", "sessions", s.sessions.Count(), "timeout", s.opts.DrainTimeout)
+
+	var tell sync.WaitGroup
+	for _, p := range progs {
+		tell.Go(func() {
+			p.Send(tui.NoticeMsg("the server is stopping"))
+			p.Quit()
+		})
+	}
+	var errs []error
+	if started {
+		if err := s.ssh.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("ssh drain: %w", err))
+			_ = s.ssh.Close()
+		}
+		if err := s.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http drain: %w", err))
+			_ = s.http.Close()
+		}
+	}
+	tell.Wait()
+	s.wg.Wait()
+	s.sessions.Close()
+	s.log.Info("raxol-ssh stopped")
+	return errors.Join(errs...)
+}
+
+// Run starts the server, serves until ctx is done, then drains within the
+// drain timeout.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return s.Shutdown(context.Background())
+}
+
+func (s *Server) track(p *tea.Program) (untrack func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return nil, false
+	}
+	s.progs[p] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		delete(s.progs, p)
+		s.mu.Unlock()
+	}, true
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,244 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	"charm.land/wish/v2"
+	bm "charm.land/wish/v2/bubbletea"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/tui"
+)
+
+func (s *Server) newSSHServer() (*ssh.Server, error) {
+	l := s.opts.Limits
+	opts := []ssh.Option{
+		wish.WithHostKeyPEM(s.hostKey.PEM),
+		func(srv *ssh.Server) error {
+			srv.HandshakeTimeout = l.HandshakeTimeout
+			// A hard backstop; sessions end themselves at the limit with
+			// a message first.
+			srv.MaxTimeout = l.MaxSessionDuration + time.Minute
+			srv.ConnCallback = s.admit.connCallback
+			srv.ConnectionFailedCallback = s.connectionFailed
+			return nil
+		},
+		wish.WithMiddleware(s.handle),
+	}
+	if s.keys != nil {
+		opts = append(opts, wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
+			return s.keys.allowed(key)
+		}))
+	} else {
+		// Dev: any client, with or without a key. A proven key still
+		// identifies the owner.
+		opts = append(opts,
+			wish.WithPublicKeyAuth(func(ssh.Context, ssh.PublicKey) bool { return true }),
+			wish.WithKeyboardInteractiveAuth(func(ssh.Context, gossh.KeyboardInteractiveChallenge) bool { return true }),
+		)
+	}
+	srv, err := wish.NewServer(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("server: ssh: %w", err)
+	}
+	return srv, nil
+}
+
+// connectionFailed records a connection that never finished its handshake.
+func (s *Server) connectionFailed(c net.Conn, err error) {
+	outcome := metrics.OutcomeError
+	msg := err.Error()
+	if strings.Contains(msg, "no auth passed yet") || strings.Contains(msg, "permission denied") ||
+		strings.Contains(msg, "unable to authenticate") {
+		outcome = metrics.OutcomeAuthFailed
+		s.metrics.AuthFailures.Inc()
+	}
+	s.metrics.Connection(outcome)
+	s.log.Info("ssh connection failed", "remote", c.RemoteAddr().String(), "outcome", outcome, "err", msg)
+}
+
+// ending records why a session is ending; the first reason wins.
+type ending struct {
+	mu      sync.Mutex
+	outcome string
+	reason  string
+}
+
+func (e *ending) set(outcome, reason string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.outcome != "" {
+		return false
+	}
+	e.outcome, e.reason = outcome, reason
+	return true
+}
+
+func (e *ending) get() (outcome, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outcome, e.reason
+}
+
+// handle is the only SSH middleware: it admits the session, runs one
+// program for it, and logs one line when it ends. It never calls next:
+// there is nothing after it.
+func (s *Server) handle(ssh.Handler) ssh.Handler {
+	return func(sess ssh.Session) {
+		s.wg.Add(1)
+		defer s.wg.Done()
+		start := time.Now()
+		var end ending
+		pty, winCh, hasPty := sess.Pty()
+		fp := ""
+		if k := sess.PublicKey(); k != nil {
+			fp = gossh.FingerprintSHA256(k)
+		}
+		defer func() {
+			outcome, reason := end.get()
+			if outcome == "" {
+				outcome = metrics.OutcomeOK
+			}
+			s.metrics.Connection(outcome)
+			s.log.Info("ssh session ended",
+				"remote", sess.RemoteAddr().String(),
+				"user", sess.User(),
+				"key", fp,
+				"term", pty.Term,
+				"size", fmt.Sprintf("%dx%d", pty.Window.Width, pty.Window.Height),
+				"duration", time.Since(start).Round(time.Millisecond),
+				"outcome", outcome,
+				"reason", reason,
+			)
+		}()
+		refuse := func(outcome, reason string) {
+			end.set(outcome, reason)
+			wish.Fatalln(sess, "raxol-ssh: "+reason)
+		}
+
+		if reason, ok := sess.Context().Value(rejectKey).(string); ok {
+			refuse(metrics.OutcomeRejected, reason)
+			return
+		}
+		if !hasPty {
+			refuse(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
+			return
+		}
+		if s.isDraining() {
+			refuse(metrics.OutcomeShutdown, "the server is stopping")
+			return
+		}
+		owner := session.Owner{User: sess.User(), KeyFingerprint: fp, RemoteAddr: sess.RemoteAddr().String()}
+		se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
+		if err != nil {
+			refuse(metrics.OutcomeError, "could not start a session")
+			s.log.Error("session start failed", "err", err)
+			return
+		}
+		if !ok {
+			s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
+			refuse(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
+			return
+		}
+		s.metrics.SessionsOpen.Inc()
+		defer s.metrics.SessionsOpen.Dec()
+		defer s.sessions.End(se.ID)
+		_, detach := se.Attach(session.KindTerminal, owner.User)
+		defer detach()
+
+		model := tui.New(se, tui.Options{Terminal: owner.User, BaseURL: s.publicURL()})
+		defer model.Close()
+		in := &touchReader{r: sess, touch: se.Touch}
+		popts := append(bm.MakeOptions(sess),
+			tea.WithInput(in),
+			tea.WithOutput(s.metrics.CountingWriter(sess)),
+			tea.WithoutSignalHandler(),
+		)
+		p := tea.NewProgram(model, popts...)
+		untrack, ok := s.track(p)
+		if !ok {
+			refuse(metrics.OutcomeShutdown, "the server is stopping")
+			return
+		}
+		defer untrack()
+
+		stop := func(outcome, reason string) {
+			if end.set(outcome, reason) {
+				go p.Quit()
+			}
+		}
+		idle := s.opts.Limits.IdleTimeout
+		var idleTimer *time.Timer
+		idleTimer = time.AfterFunc(idle, func() {
+			if since := time.Since(se.LastInput()); since < idle {
+				idleTimer.Reset(idle - since)
+				return
+			}
+			stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
+		})
+		defer idleTimer.Stop()
+		maxTimer := time.AfterFunc(s.opts.Limits.MaxSessionDuration, func() {
+			stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", s.opts.Limits.MaxSessionDuration))
+		})
+		defer maxTimer.Stop()
+
+		ctx, cancel := context.WithCancel(sess.Context())
+		forwarded := make(chan struct{})
+		go func() {
+			defer close(forwarded)
+			for {
+				select {
+				case <-ctx.Done():
+					p.Quit()
+					return
+				case w := <-winCh:
+					p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+				}
+			}
+		}()
+		_, runErr := p.Run()
+		p.Kill()
+		cancel()
+		<-forwarded
+
+		if s.isDraining() {
+			end.set(metrics.OutcomeShutdown, "the server is stopping")
+		}
+		outcome, reason := end.get()
+		switch {
+		case outcome != "":
+			fmt.Fprintln(sess.Stderr(), "raxol-ssh: "+reason)
+			_ = sess.Exit(1)
+		case runErr != nil && sess.Context().Err() == nil:
+			end.set(metrics.OutcomeError, "the terminal program failed")
+			s.log.Warn("terminal program failed", "err", runErr)
+			_ = sess.Exit(1)
+		default:
+			_ = sess.Exit(0)
+		}
+	}
+}
+
+// touchReader records input time on every read from the client.
+type touchReader struct {
+	r     io.Reader
+	touch func()
+}
+
+func (t *touchReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.touch()
+	}
+	return n, err
+}

@@ -1,0 +1,12 @@
+// Package session is the registry of live sessions.
+//
+// What flows in: a request to start a session for an owner (SSH user and
+// key fingerprint) with a fresh app model; terminals and agents attaching
+// and detaching; input timestamps.
+//
+// What flows out: [Session] values holding the session's id (the public
+// handle in URLs, 144 random bits), its separate MCP bearer token (256
+// random bits), its owner, its times, who is attached, and the
+// [dispatcher.Dispatcher] that owns its model. Ending a session closes its
+// dispatcher and runs the session's end hooks.
+package session

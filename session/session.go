@@ -1,0 +1,292 @@
+package session
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Owner is who started a session.
+type Owner struct {
+	// User is the SSH user name the client gave.
+	User string
+	// KeyFingerprint is the SHA256 fingerprint of the public key the
+	// client proved, or "" when it authenticated otherwise.
+	KeyFingerprint string
+	// RemoteAddr is the client's network address.
+	RemoteAddr string
+}
+
+// Key identifies an owner for per-user limits: the user name and key.
+func (o Owner) Key() string { return o.User + "\x00" + o.KeyFingerprint }
+
+// Attachment kinds.
+const (
+	KindTerminal = "terminal"
+	KindAgent    = "agent"
+)
+
+// Attachment is one terminal or agent connected to a session.
+type Attachment struct {
+	// ID is unique within the session.
+	ID string
+	// Kind is [KindTerminal] or [KindAgent].
+	Kind string
+	// Name is a display name: the SSH user, or the agent's client name.
+	Name string
+	// Since is when it attached.
+	Since time.Time
+}
+
+// Session is one live app: its model is owned by Dispatcher.
+type Session struct {
+	// Fixed at creation.
+
+	// ID is the session's public handle (URL-safe, 144 random bits).
+	ID string
+	// App is the app's short name, its MCP tool namespace.
+	App string
+	// Owner is who started the session.
+	Owner Owner
+	// Created is when the session started.
+	Created time.Time
+	// Dispatcher folds every change to the session's model.
+	Dispatcher *dispatcher.Dispatcher
+
+	token     atomic.Pointer[string]
+	lastInput atomic.Int64 // unix nanoseconds
+	now       func() time.Time
+
+	mu       sync.Mutex // protects the following
+	attached []Attachment
+	nextAtt  int
+	onChange []func()
+	ended    bool
+}
+
+// Token returns the session's current MCP bearer token.
+func (s *Session) Token() string { return *s.token.Load() }
+
+// CheckToken reports, in constant time, whether tok is the session's
+// current bearer token.
+func (s *Session) CheckToken(tok string) bool {
+	cur := s.Token()
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(cur)) == 1
+}
+
+// Touch records input now; idle time is measured from the last Touch.
+func (s *Session) Touch() { s.lastInput.Store(s.now().UnixNano()) }
+
+// LastInput returns the time of the last input (the start time if none).
+func (s *Session) LastInput() time.Time { return time.Unix(0, s.lastInput.Load()) }
+
+// Attach records a terminal or agent joining the session and returns a
+// function that detaches it (safe to call more than once).
+func (s *Session) Attach(kind, name string) (id string, detach func()) {
+	s.mu.Lock()
+	s.nextAtt++
+	id = fmt.Sprintf("%s-%d", kind, s.nextAtt)
+	s.attached = append(s.attached, Attachment{ID: id, Kind: kind, Name: name, Since: s.now()})
+	hooks := slices.Clone(s.onChange)
+	s.mu.Unlock()
+	run(hooks)
+	var once sync.Once
+	return id, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.attached = slices.DeleteFunc(s.attached, func(a Attachment) bool { return a.ID == id })
+			hooks := slices.Clone(s.onChange)
+			s.mu.Unlock()
+			run(hooks)
+		})
+	}
+}
+
+// Attached returns who is attached, in order of arrival.
+func (s *Session) Attached() []Attachment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.attached)
+}
+
+// Agents returns the attached agents.
+func (s *Session) Agents() []Attachment {
+	var out []Attachment
+	for _, a := range s.Attached() {
+		if a.Kind == KindAgent {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// OnPresenceChange registers f to run (on the attaching goroutine, without
+// locks held) whenever someone attaches or detaches. f must not block.
+func (s *Session) OnPresenceChange(f func()) {
+	s.mu.Lock()
+	s.onChange = append(s.onChange, f)
+	s.mu.Unlock()
+}
+
+func run(fs []func()) {
+	for _, f := range fs {
+		f()
+	}
+}
+
+// Manager is the registry of live sessions. It is safe for concurrent use.
+type Manager struct {
+	now      func() time.Time
+	dispOpts *dispatcher.Options
+	onEnd    func(*Session)
+	mu       sync.Mutex // protects the following
+	sessions map[string]*Session
+	closed   bool
+	byOwner  map[string]int
+}
+
+// Options configures a [Manager]. The zero value is usable.
+type Options struct {
+	// Dispatcher is passed to every session's dispatcher; nil uses the
+	// dispatcher defaults.
+	Dispatcher *dispatcher.Options
+	// OnEnd, if set, runs after a session has ended and left the registry.
+	OnEnd func(*Session)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// NewManager returns an empty registry.
+func NewManager(opts *Options) *Manager {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Manager{
+		now:      o.Now,
+		dispOpts: o.Dispatcher,
+		onEnd:    o.OnEnd,
+		sessions: make(map[string]*Session),
+		byOwner:  make(map[string]int),
+	}
+}
+
+// Start creates a session of app for owner around model and registers it.
+// maxPerOwner > 0 refuses a session beyond that many live ones of the same
+// owner; ok is then false and no session is created.
+func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int) (s *Session, ok bool, err error) {
+	id, err := randomString(18)
+	if err != nil {
+		return nil, false, fmt.Errorf("session id: %w", err)
+	}
+	tok, err := randomString(32)
+	if err != nil {
+		return nil, false, fmt.Errorf("session token: %w", err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, false, ErrClosed
+	}
+	if maxPerOwner > 0 && m.byOwner[owner.Key()] >= maxPerOwner {
+		m.mu.Unlock()
+		return nil, false, nil
+	}
+	m.byOwner[owner.Key()]++
+	now := m.now()
+	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now}
+	s.token.Store(&tok)
+	s.lastInput.Store(now.UnixNano())
+	m.sessions[id] = s
+	m.mu.Unlock()
+	// The dispatcher runs the app's Init; do it outside the lock.
+	s.Dispatcher = dispatcher.New(model, m.dispOpts)
+	return s, true, nil
+}
+
+// Get returns the live session with the given id.
+func (m *Manager) Get(id string) (*Session, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	return s, ok
+}
+
+// End removes the session, closes its dispatcher and runs OnEnd. Ending an
+// unknown or already ended session does nothing.
+func (m *Manager) End(id string) {
+	m.mu.Lock()
+	s, ok := m.sessions[id]
+	if ok {
+		delete(m.sessions, id)
+		k := s.Owner.Key()
+		if m.byOwner[k]--; m.byOwner[k] <= 0 {
+			delete(m.byOwner, k)
+		}
+	}
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+	if s.Dispatcher != nil {
+		s.Dispatcher.Close()
+	}
+	if m.onEnd != nil {
+		m.onEnd(s)
+	}
+}
+
+// List returns the live sessions, oldest first.
+func (m *Manager) List() []*Session {
+	m.mu.Lock()
+	out := make([]*Session, 0, len(m.sessions))
+	for _, s := range m.sessions {
+		out = append(out, s)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Session) int { return a.Created.Compare(b.Created) })
+	return out
+}
+
+// Count returns the number of live sessions.
+func (m *Manager) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.sessions)
+}
+
+// Close ends every session and refuses new ones.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	ids := make([]string, 0, len(m.sessions))
+	for id := range m.sessions {
+		ids = append(ids, id)
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		m.End(id)
+	}
+}
+
+func randomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}

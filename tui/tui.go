@@ -1,0 +1,327 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Options configures a terminal projection.
+type Options struct {
+	// Terminal names this terminal in origins and presence (e.g. the SSH
+	// user). Empty means "terminal".
+	Terminal string
+	// BaseURL is the scheme and host of the MCP endpoints shown in the
+	// attach panel, e.g. "http://127.0.0.1:8080".
+	BaseURL string
+	// Theme defaults to [ui.DefaultTheme].
+	Theme *ui.Theme
+	// InputTimeout bounds how long one input event waits for the
+	// dispatcher; 0 means the dispatcher's default.
+	InputTimeout time.Duration
+}
+
+// NoticeMsg shows a one-line notice in the status bar, e.g. that the
+// server is stopping.
+type NoticeMsg string
+
+// snapshotMsg tells the program a new snapshot is available.
+type snapshotMsg struct{}
+
+// Model is the Bubble Tea model of one terminal. Create it with [New]; it
+// must be used by a single tea.Program.
+type Model struct {
+	sess   *session.Session
+	sub    *dispatcher.Subscription
+	opts   Options
+	origin dispatcher.Origin
+	done   chan struct{} // closed when the program ends (by Close)
+	close  sync.Once
+
+	// Owned by the program's goroutine.
+	snap       dispatcher.Snapshot
+	width      int
+	height     int
+	focus      string
+	showAttach bool
+	notice     string
+	frame      ui.Frame // last rendered app frame, for mouse hit tests
+	frameTop   int      // screen row where the app frame starts
+
+	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
+	locals map[string]*ui.LocalState
+}
+
+// New returns the terminal model for sess. Call Close when its program has
+// ended, to release its subscription.
+func New(sess *session.Session, opts Options) *Model {
+	if opts.Terminal == "" {
+		opts.Terminal = "terminal"
+	}
+	if opts.Theme == nil {
+		opts.Theme = ui.DefaultTheme()
+	}
+	sub := sess.Dispatcher.Subscribe()
+	m := &Model{
+		sess:   sess,
+		sub:    sub,
+		opts:   opts,
+		origin: dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal},
+		done:   make(chan struct{}),
+		snap:   sub.Latest(),
+		width:  80,
+		height: 24,
+		locals: make(map[string]*ui.LocalState),
+	}
+	m.fixFocus()
+	return m
+}
+
+// Close releases the model's subscription and stops its waiting command.
+// It is safe to call more than once.
+func (m *Model) Close() {
+	m.close.Do(func() {
+		close(m.done)
+		m.sub.Close()
+	})
+}
+
+// Focus returns the id of the focused widget ("" when none).
+func (m *Model) Focus() string { return m.focus }
+
+// Init starts waiting for snapshots.
+func (m *Model) Init() tea.Cmd { return m.waitSnapshot() }
+
+func (m *Model) waitSnapshot() tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-m.sub.C():
+			return snapshotMsg{}
+		case <-m.done:
+			return nil
+		}
+	}
+}
+
+// Update handles one event.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case snapshotMsg:
+		m.refresh()
+		return m, m.waitSnapshot()
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 1), max(msg.Height, 1)
+	case NoticeMsg:
+		m.notice = string(msg)
+	case tea.KeyPressMsg:
+		m.sess.Touch()
+		return m, m.key(msg)
+	case tea.PasteMsg:
+		m.sess.Touch()
+		m.route(m.focus, msg)
+	case tea.MouseClickMsg:
+		m.sess.Touch()
+		m.click(msg.Mouse())
+	}
+	return m, nil
+}
+
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	switch k.String() {
+	case "ctrl+c":
+		return tea.Quit
+	case "ctrl+o":
+		m.showAttach = !m.showAttach
+		return nil
+	case "tab":
+		m.moveFocus(false)
+		return nil
+	case "shift+tab":
+		m.moveFocus(true)
+		return nil
+	case "esc":
+		// Esc always reaches an open modal, wherever focus is inside it.
+		if o, ok := ui.ActiveOverlay(m.snap.Tree); ok {
+			if w, ok := o.(ui.Widget); ok {
+				m.route(w.WidgetID(), k)
+				return nil
+			}
+		}
+	}
+	m.route(m.focus, k)
+	return nil
+}
+
+func (m *Model) click(mo tea.Mouse) {
+	if mo.Button != tea.MouseLeft {
+		return
+	}
+	id, rel, ok := m.frame.HitTest(mo.X, mo.Y-m.frameTop)
+	if !ok {
+		return
+	}
+	if w, ok := ui.Find(m.snap.Tree, id); ok && w.Focusable() && inFocusScope(m.snap.Tree, id) {
+		m.focus = id
+	}
+	m.route(id, rel)
+}
+
+func inFocusScope(tree ui.Node, id string) bool {
+	for _, f := range ui.FocusOrder(tree) {
+		if f == id {
+			return true
+		}
+	}
+	return false
+}
+
+// route hands ev to widget id, resolved on the dispatcher goroutine
+// against the current tree, and waits until its messages are folded.
+func (m *Model) route(id string, ev ui.Event) {
+	if id == "" {
+		return
+	}
+	ctx := context.Background()
+	if m.opts.InputTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.InputTimeout)
+		defer cancel()
+	}
+	// Errors (update_failed, timeout, closed) leave the screen as the
+	// latest snapshot shows it, which is the truth either way.
+	_ = m.sess.Dispatcher.CallFunc(ctx, m.origin, func(tree ui.Node) ([]tea.Msg, error) {
+		w, ok := ui.Find(tree, id)
+		if !ok {
+			return nil, nil
+		}
+		if _, click := ev.(ui.ClickEvent); !click && !w.Focusable() {
+			return nil, nil
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return w.HandleEvent(ev, m.localLocked(id)), nil
+	})
+	m.refresh()
+}
+
+func (m *Model) refresh() {
+	m.snap = m.sess.Dispatcher.Snapshot()
+	m.fixFocus()
+}
+
+// fixFocus keeps focus on a focusable widget in scope: the first one when
+// the focused widget is gone, disabled, or outside an open modal.
+func (m *Model) fixFocus() {
+	order := ui.FocusOrder(m.snap.Tree)
+	for _, id := range order {
+		if id == m.focus {
+			return
+		}
+	}
+	m.focus = ""
+	if len(order) > 0 {
+		m.focus = order[0]
+	}
+}
+
+func (m *Model) moveFocus(back bool) {
+	m.focus = ui.NextFocus(ui.FocusOrder(m.snap.Tree), m.focus, back)
+}
+
+func (m *Model) localLocked(id string) *ui.LocalState {
+	st, ok := m.locals[id]
+	if !ok {
+		st = &ui.LocalState{}
+		m.locals[id] = st
+	}
+	return st
+}
+
+// View renders the app, the attach panel when open, and the status bar.
+func (m *Model) View() tea.View {
+	var bottom []string
+	if m.showAttach {
+		bottom = append(bottom, m.attachPanel()...)
+	}
+	bottom = append(bottom, m.statusBar())
+	appH := max(0, m.height-len(bottom))
+
+	var app string
+	if appH > 0 {
+		m.mu.Lock()
+		m.frame = ui.Render(m.snap.Tree, ui.RenderOptions{
+			Width:  m.width,
+			Height: appH,
+			Focus:  m.focus,
+			Local:  m.localLocked,
+			Theme:  m.opts.Theme,
+		})
+		m.mu.Unlock()
+		app = m.frame.Content
+		// Pad so the panel and status bar sit at the bottom.
+		if h := lipgloss.Height(app); h < appH {
+			app += strings.Repeat("\n", appH-h)
+		}
+	} else {
+		m.frame = ui.Frame{}
+	}
+	m.frameTop = 0
+
+	lines := bottom
+	if appH > 0 {
+		lines = append([]string{app}, bottom...)
+	} else if len(lines) > m.height {
+		lines = lines[len(lines)-m.height:]
+	}
+	v := tea.NewView(strings.Join(lines, "\n"))
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "raxol-ssh · " + m.sess.App
+	return v
+}
+
+func (m *Model) statusBar() string {
+	agents := "agents: none"
+	if n := len(m.sess.Agents()); n > 0 {
+		agents = fmt.Sprintf("agents: %d", n)
+	}
+	parts := []string{"raxol-ssh", "session " + m.sess.ID, agents}
+	if m.notice != "" {
+		parts = append(parts, m.notice)
+	} else {
+		parts = append(parts, "ctrl+o attach", "ctrl+c quit")
+	}
+	text := " " + strings.Join(parts, " · ") + " "
+	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))
+}
+
+// AttachURLs returns the session's Streamable HTTP and SSE endpoint URLs.
+func AttachURLs(baseURL, sessionID string) (streamable, sse string) {
+	base := strings.TrimRight(baseURL, "/") + "/sessions/" + sessionID
+	return base + "/mcp", base + "/sse"
+}
+
+// attachPanel lists the URLs and the token, each whole on its own line so
+// it can be copied even when the terminal is narrow.
+func (m *Model) attachPanel() []string {
+	streamable, sse := AttachURLs(m.opts.BaseURL, m.sess.ID)
+	muted := m.opts.Theme.Muted
+	return []string{
+		m.opts.Theme.Title.Render("Attach an agent to this session (ctrl+o closes)"),
+		muted.Render("MCP Streamable HTTP URL:"),
+		streamable,
+		muted.Render("MCP SSE URL:"),
+		sse,
+		muted.Render("Bearer token (Authorization: Bearer <token>):"),
+		m.sess.Token(),
+	}
+}

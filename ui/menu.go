@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// MenuItem is one entry of a [Menu], possibly with nested entries.
+type MenuItem struct {
+	// ID identifies the item within its menu; [MenuSelected] carries it.
+	ID string
+	// Label is the text drawn for the item.
+	Label string
+	// Disabled greys the item out; it cannot be highlighted by the arrow
+	// keys nor chosen.
+	Disabled bool
+	// Children are nested items, drawn below the item and indented.
+	Children []MenuItem
+}
+
+// Menu is a list of items with nested items, shown flattened depth-first
+// with children indented two spaces per level. The highlighted item is
+// LocalState.Row, an index into [Menu.Flatten]. Up/Down (k/j) and
+// Home/End move the highlight over enabled items without sending
+// anything; Enter or Space sends [MenuSelected] for the highlighted item,
+// and a click for the clicked item, when it is enabled.
+type Menu struct {
+	// ID identifies the widget in its tree.
+	ID string
+	// Items are the top-level items.
+	Items []MenuItem
+	// Disabled greys the whole menu out and ignores input.
+	Disabled bool
+	// Exclude hides the widget's tools from MCP.
+	Exclude bool
+}
+
+var _ Widget = Menu{}
+
+// Children returns nil: menu items are not nodes of the tree.
+func (Menu) Children() []Node { return nil }
+
+// WidgetID returns the menu's id.
+func (m Menu) WidgetID() string { return m.ID }
+
+// Focusable reports whether the menu is enabled.
+func (m Menu) Focusable() bool { return !m.Disabled }
+
+// menuLine is an item of the flattened menu with its depth.
+type menuLine struct {
+	item  MenuItem
+	depth int
+}
+
+// lines flattens the items depth-first.
+func (m Menu) lines() []menuLine {
+	var out []menuLine
+	var walk func(items []MenuItem, depth int)
+	walk = func(items []MenuItem, depth int) {
+		for _, it := range items {
+			out = append(out, menuLine{item: it, depth: depth})
+			walk(it.Children, depth+1)
+		}
+	}
+	walk(m.Items, 0)
+	return out
+}
+
+// Flatten returns the items depth-first, in the order they are drawn: each
+// item is followed by its children. The items keep their Children.
+func (m Menu) Flatten() []MenuItem {
+	lines := m.lines()
+	out := make([]MenuItem, len(lines))
+	for i, l := range lines {
+		out[i] = l.item
+	}
+	return out
+}
+
+// HandleEvent moves the highlight, or sends [MenuSelected] on Enter, Space
+// or a click on an enabled item.
+func (m Menu) HandleEvent(ev Event, st *LocalState) []tea.Msg {
+	lines := m.lines()
+	n := len(lines)
+	if m.Disabled || n == 0 {
+		return nil
+	}
+	st = stateOrScratch(st)
+	row := min(max(st.Row, 0), n-1)
+	enabled := func(i int) bool { return !lines[i].item.Disabled }
+	// seek returns the first enabled row from i stepping by step, or -1.
+	seek := func(i, step int) int {
+		for ; i >= 0 && i < n; i += step {
+			if enabled(i) {
+				return i
+			}
+		}
+		return -1
+	}
+	var msgs []tea.Msg
+	switch ev := ev.(type) {
+	case ClickEvent:
+		if ev.Y < 0 || ev.Y >= n || !enabled(ev.Y) {
+			return nil
+		}
+		row = ev.Y
+		msgs = []tea.Msg{MenuSelected{ID: m.ID, ItemID: lines[row].item.ID}}
+	case tea.KeyPressMsg:
+		switch ev.String() {
+		case "up", "k":
+			if i := seek(row-1, -1); i >= 0 {
+				row = i
+			}
+		case "down", "j":
+			if i := seek(row+1, 1); i >= 0 {
+				row = i
+			}
+		case "home":
+			if i := seek(0, 1); i >= 0 {
+				row = i
+			}
+		case "end":
+			if i := seek(n-1, -1); i >= 0 {
+				row = i
+			}
+		case "enter", "space":
+			if enabled(row) {
+				msgs = []tea.Msg{MenuSelected{ID: m.ID, ItemID: lines[row].item.ID}}
+			}
+		}
+	}
+	st.Row = row
+	return msgs
+}
+
+// Render draws one line per item, indented by depth. The highlighted item
+// is in reverse video while focused; disabled items are greyed out.
+func (m Menu) Render(rc RenderContext) string {
+	w := max(rc.Width, 1)
+	lines := m.lines()
+	if len(lines) == 0 {
+		return ""
+	}
+	row := min(max(localOf(rc).Row, 0), len(lines)-1)
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		indent := min(2*l.depth, w-1)
+		text := strings.Repeat(" ", indent) + Truncate(cleanLine(l.item.Label), w-indent)
+		st := rc.Theme.Normal
+		if m.Disabled || l.item.Disabled {
+			st = rc.Theme.Disabled
+		}
+		if rc.Focused && !m.Disabled && i == row {
+			st = rc.Theme.Highlight.Inherit(st)
+			text = padCells(text, w)
+		}
+		out[i] = styled(st, text)
+	}
+	return clipWidth(strings.Join(out, "\n"), w)
+}

@@ -1,0 +1,141 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// SelectList is a list of options, one of which may be selected. The
+// highlighted option is LocalState.Row and the first visible one
+// LocalState.Offset. Up/Down (k/j), Home/End and PgUp/PgDn move the
+// highlight without sending anything; Enter or Space sends
+// [OptionSelected] for the highlighted option, and a click highlights and
+// selects the clicked one. The app copies the index back into Selected.
+type SelectList struct {
+	// ID identifies the widget in its tree.
+	ID string
+	// Label is drawn on a line of its own above the options; empty draws
+	// none.
+	Label string
+	// Options are the choices, in order.
+	Options []string
+	// Selected is the index of the selected option; -1 (or any index out
+	// of range) means none.
+	Selected int
+	// Height is the number of visible options; zero (or more than there
+	// are options) shows them all.
+	Height int
+	// Disabled greys the list out and ignores input.
+	Disabled bool
+	// Exclude hides the widget's tools from MCP.
+	Exclude bool
+}
+
+var _ Widget = SelectList{}
+
+// Children returns nil: a select list has no children.
+func (SelectList) Children() []Node { return nil }
+
+// WidgetID returns the list's id.
+func (l SelectList) WidgetID() string { return l.ID }
+
+// Focusable reports whether the list is enabled.
+func (l SelectList) Focusable() bool { return !l.Disabled }
+
+// height returns the number of visible rows.
+func (l SelectList) height() int {
+	if l.Height <= 0 || l.Height > len(l.Options) {
+		return len(l.Options)
+	}
+	return l.Height
+}
+
+// HandleEvent moves the highlight, or selects an option on Enter, Space
+// or a click.
+func (l SelectList) HandleEvent(ev Event, st *LocalState) []tea.Msg {
+	n := len(l.Options)
+	if l.Disabled || n == 0 {
+		return nil
+	}
+	st = stateOrScratch(st)
+	h := l.height()
+	row := min(max(st.Row, 0), n-1)
+	top := windowTop(st.Offset, row, h, n)
+	var msgs []tea.Msg
+	switch ev := ev.(type) {
+	case ClickEvent:
+		y := ev.Y
+		if l.Label != "" {
+			y--
+		}
+		if y < 0 || y >= h || top+y >= n {
+			return nil
+		}
+		row = top + y
+		msgs = []tea.Msg{OptionSelected{ID: l.ID, Index: row}}
+	case tea.KeyPressMsg:
+		switch ev.String() {
+		case "up", "k":
+			row = max(row-1, 0)
+		case "down", "j":
+			row = min(row+1, n-1)
+		case "home":
+			row = 0
+		case "end":
+			row = n - 1
+		case "pgup":
+			row = max(row-h, 0)
+		case "pgdown":
+			row = min(row+h, n-1)
+		case "enter", "space":
+			msgs = []tea.Msg{OptionSelected{ID: l.ID, Index: row}}
+		}
+	}
+	st.Row = row
+	st.Offset = windowTop(top, row, h, n)
+	return msgs
+}
+
+// Render draws the label line, then a window of Height options, each
+// marked "● " when selected and "○ " otherwise. The highlighted option is
+// in reverse video while focused; the selected one is in the selected
+// style.
+func (l SelectList) Render(rc RenderContext) string {
+	w := max(rc.Width, 1)
+	var out []string
+	if l.Label != "" {
+		out = append(out, controlStyle(rc, l.Disabled).Render(Truncate(cleanLine(l.Label), w)))
+	}
+	n := len(l.Options)
+	if n == 0 {
+		st := rc.Theme.Muted
+		if l.Disabled {
+			st = rc.Theme.Disabled
+		}
+		out = append(out, st.Render(Truncate("(no options)", w)))
+		return clipWidth(strings.Join(out, "\n"), w)
+	}
+	local := localOf(rc)
+	h := l.height()
+	row := min(max(local.Row, 0), n-1)
+	top := windowTop(local.Offset, row, h, n)
+	for i := top; i < top+h && i < n; i++ {
+		mark := "○ "
+		st := rc.Theme.Normal
+		if i == l.Selected {
+			mark = "● "
+			st = rc.Theme.Selected
+		}
+		line := Truncate(mark+cleanLine(l.Options[i]), w)
+		switch {
+		case l.Disabled:
+			st = rc.Theme.Disabled
+		case rc.Focused && i == row:
+			st = rc.Theme.Highlight.Inherit(st)
+			line = padCells(line, w)
+		}
+		out = append(out, st.Render(line))
+	}
+	return clipWidth(strings.Join(out, "\n"), w)
+}

@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+)
+
+// tabSeparator is drawn between tab labels.
+const tabSeparator = " │ "
+
+// Tabs is a row of tab labels, one of them active. Left/Right (h/l) send
+// [TabChanged] for the neighbouring tab, Home/End for the first or last,
+// and a click for the clicked tab; nothing is sent when the tab would not
+// change. The app copies the index back into Active.
+type Tabs struct {
+	// ID identifies the widget in its tree.
+	ID string
+	// Tabs are the tab labels, in order.
+	Tabs []string
+	// Active is the index of the active tab; an index out of range means
+	// none (Left/Right then start from the nearest end).
+	Active int
+	// Disabled greys the tabs out and ignores input.
+	Disabled bool
+	// Exclude hides the widget's tools from MCP.
+	Exclude bool
+}
+
+var _ Widget = Tabs{}
+
+// Children returns nil: tabs have no children.
+func (Tabs) Children() []Node { return nil }
+
+// WidgetID returns the widget's id.
+func (t Tabs) WidgetID() string { return t.ID }
+
+// Focusable reports whether the tabs are enabled.
+func (t Tabs) Focusable() bool { return !t.Disabled }
+
+// HandleEvent sends [TabChanged] when a key or click picks another tab.
+func (t Tabs) HandleEvent(ev Event, _ *LocalState) []tea.Msg {
+	n := len(t.Tabs)
+	if t.Disabled || n == 0 {
+		return nil
+	}
+	next := -1
+	switch ev := ev.(type) {
+	case ClickEvent:
+		if ev.Y != 0 {
+			return nil
+		}
+		for i, span := range t.spans() {
+			if ev.X >= span[0] && ev.X < span[1] {
+				next = i
+				break
+			}
+		}
+	case tea.KeyPressMsg:
+		switch ev.String() {
+		case "left", "h":
+			next = min(t.Active-1, n-1)
+		case "right", "l":
+			next = max(t.Active+1, 0)
+		case "home":
+			next = 0
+		case "end":
+			next = n - 1
+		}
+	}
+	if next < 0 || next >= n || next == t.Active {
+		return nil
+	}
+	return []tea.Msg{TabChanged{ID: t.ID, Index: next}}
+}
+
+// labels returns the tab labels as drawn.
+func (t Tabs) labels() []string {
+	out := make([]string, len(t.Tabs))
+	for i, s := range t.Tabs {
+		out[i] = cleanLine(s)
+	}
+	return out
+}
+
+// spans returns the [start, end) columns of each tab label as drawn
+// before truncation; truncation only cuts off the end of the line, so the
+// columns of what is visible do not depend on the width.
+func (t Tabs) spans() [][2]int {
+	spans := make([][2]int, len(t.Tabs))
+	x := 0
+	sepW := lipgloss.Width(tabSeparator)
+	for i, l := range t.labels() {
+		if i > 0 {
+			x += sepW
+		}
+		spans[i] = [2]int{x, x + lipgloss.Width(l)}
+		x = spans[i][1]
+	}
+	return spans
+}
+
+// Render draws the labels on one line separated by " │ ", the active one
+// underlined in the selected style (in reverse video while focused),
+// truncated to the width.
+func (t Tabs) Render(rc RenderContext) string {
+	w := max(rc.Width, 1)
+	if len(t.Tabs) == 0 {
+		return ""
+	}
+	normal, sep := rc.Theme.Normal, rc.Theme.Muted
+	active := rc.Theme.Selected.Bold(true).Underline(true)
+	switch {
+	case t.Disabled:
+		normal, sep, active = rc.Theme.Disabled, rc.Theme.Disabled, rc.Theme.Disabled.Underline(true)
+	case rc.Focused:
+		normal = rc.Theme.Focused
+		active = rc.Theme.Highlight.Inherit(active)
+	}
+	var b strings.Builder
+	used := 0
+	for i, l := range t.labels() {
+		if i > 0 {
+			if used+lipgloss.Width(tabSeparator) >= w {
+				if used < w {
+					b.WriteString(sep.Render(Truncate(tabSeparator, w-used)))
+				}
+				break
+			}
+			b.WriteString(sep.Render(tabSeparator))
+			used += lipgloss.Width(tabSeparator)
+		}
+		room := w - used
+		text := l
+		if lipgloss.Width(text) > room {
+			text = Truncate(text, room)
+		}
+		st := normal
+		if i == t.Active {
+			st = active
+		}
+		b.WriteString(styled(st, text))
+		used += lipgloss.Width(text)
+		if used >= w || text != l {
+			break
+		}
+	}
+	return clipWidth(b.String(), w)
+}

@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"strconv"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+)
+
+// Viewport shows a window of Height lines over a longer text whose scroll
+// offset the app owns.
+//
+// Keys: Up/Down (k/j) scroll one line, PgUp/PgDn one page, Home/End to the
+// top and bottom, each sending [ScrolledTo] unless the offset would not
+// change.
+type Viewport struct {
+	// ID identifies the widget in its tree.
+	ID string
+	// Title is drawn above the text when not empty.
+	Title string
+	// Lines is the text, one entry per line. Tabs are expanded and control
+	// characters dropped when drawn; long lines are cut.
+	Lines []string
+	// Offset is the index of the first visible line, clamped to
+	// [0, MaxOffset()] when drawn and when scrolling.
+	Offset int
+	// Height is the number of lines shown at once; 0 (or less) means 10.
+	Height int
+	// Disabled makes the viewport ignore input and drawn in the disabled
+	// style.
+	Disabled bool
+	// Exclude hides the widget's tools from MCP.
+	Exclude bool
+}
+
+var _ Widget = Viewport{}
+
+// defaultViewportHeight is the height of a Viewport whose Height is 0.
+const defaultViewportHeight = 10
+
+// Children returns nil: a viewport has no child nodes.
+func (Viewport) Children() []Node { return nil }
+
+// WidgetID returns the viewport's id.
+func (v Viewport) WidgetID() string { return v.ID }
+
+// Focusable reports whether the viewport is enabled.
+func (v Viewport) Focusable() bool { return !v.Disabled }
+
+// height returns the effective number of visible lines.
+func (v Viewport) height() int {
+	if v.Height <= 0 {
+		return defaultViewportHeight
+	}
+	return v.Height
+}
+
+// MaxOffset returns the largest useful offset: the one that shows the last
+// line at the bottom.
+func (v Viewport) MaxOffset() int {
+	return max(0, len(v.Lines)-v.height())
+}
+
+// scroll returns the message for moving to row (clamped), or nil when the
+// offset would not change.
+func (v Viewport) scroll(row int) []tea.Msg {
+	row = dwClamp(row, 0, v.MaxOffset())
+	if row == v.Offset {
+		return nil
+	}
+	return []tea.Msg{ScrolledTo{ID: v.ID, Row: row}}
+}
+
+// HandleEvent scrolls; see [Viewport].
+func (v Viewport) HandleEvent(ev Event, _ *LocalState) []tea.Msg {
+	if v.Disabled {
+		return nil
+	}
+	k, ok := ev.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	cur := dwClamp(v.Offset, 0, v.MaxOffset())
+	switch k.String() {
+	case "up", "k":
+		return v.scroll(cur - 1)
+	case "down", "j":
+		return v.scroll(cur + 1)
+	case "pgup":
+		return v.scroll(dwSatAdd(cur, -v.height()))
+	case "pgdown":
+		return v.scroll(dwSatAdd(cur, v.height()))
+	case "home":
+		return v.scroll(0)
+	case "end":
+		return v.scroll(v.MaxOffset())
+	}
+	return nil
+}
+
+// Render draws the title, the visible lines with a scrollbar on the right
+// when the text is longer than the window, and a "first–last of total"
+// line.
+func (v Viewport) Render(rc RenderContext) string {
+	th, _, w := dwContext(rc)
+	focused := rc.Focused && !v.Disabled
+	pick := func(s lipgloss.Style) lipgloss.Style {
+		if v.Disabled {
+			return th.Disabled
+		}
+		return s
+	}
+	n, h := len(v.Lines), v.height()
+	off := dwClamp(v.Offset, 0, v.MaxOffset())
+	shown := min(h, n-off)
+
+	var lines []string
+	if v.Title != "" {
+		style := pick(th.Title)
+		if focused {
+			style = th.Highlight.Bold(true)
+		}
+		lines = append(lines, style.Render(Truncate(dwClean(v.Title), w)))
+	}
+
+	bar := n > h && w >= 2
+	cw := w
+	thumb, thumbLen := 0, 0
+	if bar {
+		cw = w - 1
+		thumbLen = max(1, int(float64(h)*float64(h)/float64(n)))
+		thumb = int(float64(off) * float64(h-thumbLen) / float64(v.MaxOffset()))
+	}
+	thumbStyle := pick(th.Normal)
+	if focused {
+		thumbStyle = th.Focused
+	}
+	for i := range shown {
+		text := Truncate(dwClean(v.Lines[off+i]), cw)
+		if !bar {
+			lines = append(lines, pick(th.Normal).Render(text))
+			continue
+		}
+		track := pick(th.Muted).Render("│")
+		if i >= thumb && i < thumb+thumbLen {
+			track = thumbStyle.Render("┃")
+		}
+		lines = append(lines, pick(th.Normal).Render(dwFit(text, cw))+track)
+	}
+
+	status := "(empty)"
+	if n > 0 {
+		status = strconv.Itoa(off+1) + "–" + strconv.Itoa(off+shown) + " of " + strconv.Itoa(n)
+	}
+	statusStyle := pick(th.Muted)
+	if focused {
+		statusStyle = th.Focused
+	}
+	lines = append(lines, statusStyle.Render(Truncate(status, w)))
+	return dwJoin(lines, w)
+}

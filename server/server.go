@@ -266,6 +266,16 @@ func (s *Server) Start() error {
 			s.log.Error("http server stopped", "err", err)
 		}
 	}()
+	// ssh.Server.Shutdown only closes listeners Serve has registered; wait
+	// until it has, or an early Shutdown would leave Serve accepting. Serve
+	// registers the listener just before marking the server started, which
+	// SetOption reports by refusing.
+	for deadline := time.Now().Add(5 * time.Second); s.ssh.SetOption(func(*ssh.Server) error { return nil }) == nil; {
+		if time.Now().After(deadline) {
+			return errors.New("server: ssh server did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	s.logPosture()
 	return nil
 }

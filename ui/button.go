@@ -50,10 +50,10 @@ func (b Button) HandleEvent(ev Event, _ *LocalState) []tea.Msg {
 // video while focused.
 func (b Button) Render(rc RenderContext) string {
 	w := max(rc.Width, 1)
-	label := Truncate(cleanLine(b.Label), max(w-4, 0))
+	label := fitLine(b.Label, w-4)
 	if w < 5 {
 		// No room for the brackets: show what fits of the label alone.
-		label = Truncate(cleanLine(b.Label), w)
+		label = fitLine(b.Label, w)
 		if label == "" {
 			label = "[]"
 		}
@@ -151,12 +151,39 @@ func shownRune(r rune) rune {
 	}
 }
 
-// runeCells returns the number of terminal cells r takes.
+// runeCells returns the number of terminal cells r takes when drawn;
+// control characters count as the one cell of what [shownRune] draws.
 func runeCells(r rune) int {
-	if r < 0x7f && r >= 0x20 {
+	if r < 0x7f && r >= 0x20 || unicode.IsControl(r) {
 		return 1
 	}
 	return lipgloss.Width(string(r))
+}
+
+// fitLine makes the app text s safe to draw on one line (see cleanLine)
+// and truncates it to w cells like Truncate, without measuring more of a
+// long s than it needs.
+func fitLine(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if len(s) > 4*w+16 {
+		s = cutCells(s, 2*w+8)
+	}
+	return Truncate(cleanLine(s), w)
+}
+
+// cutCells returns the longest prefix of the plain string s that fits in
+// n cells.
+func cutCells(s string, n int) string {
+	used := 0
+	for i, r := range s {
+		used += runeCells(r)
+		if used > n {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // padCells pads the styled string s with spaces to w cells.

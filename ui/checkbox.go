@@ -49,7 +49,7 @@ func (c Checkbox) Render(rc RenderContext) string {
 	}
 	label := ""
 	if c.Label != "" && w > 4 {
-		label = " " + Truncate(cleanLine(c.Label), w-4)
+		label = " " + fitLine(c.Label, w-4)
 	}
 	boxStyle, labelStyle := rc.Theme.Normal, rc.Theme.Normal
 	switch {

@@ -146,7 +146,7 @@ func (m Menu) Render(rc RenderContext) string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		indent := min(2*l.depth, w-1)
-		text := strings.Repeat(" ", indent) + Truncate(cleanLine(l.item.Label), w-indent)
+		text := strings.Repeat(" ", indent) + fitLine(l.item.Label, w-indent)
 		st := rc.Theme.Normal
 		if m.Disabled || l.item.Disabled {
 			st = rc.Theme.Disabled

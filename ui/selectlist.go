@@ -105,7 +105,7 @@ func (l SelectList) Render(rc RenderContext) string {
 	w := max(rc.Width, 1)
 	var out []string
 	if l.Label != "" {
-		out = append(out, controlStyle(rc, l.Disabled).Render(Truncate(cleanLine(l.Label), w)))
+		out = append(out, controlStyle(rc, l.Disabled).Render(fitLine(l.Label, w)))
 	}
 	n := len(l.Options)
 	if n == 0 {
@@ -127,7 +127,7 @@ func (l SelectList) Render(rc RenderContext) string {
 			mark = "● "
 			st = rc.Theme.Selected
 		}
-		line := Truncate(mark+cleanLine(l.Options[i]), w)
+		line := fitLine(mark+l.Options[i], w)
 		switch {
 		case l.Disabled:
 			st = rc.Theme.Disabled

@@ -118,33 +118,45 @@ func (t Tabs) Render(rc RenderContext) string {
 		normal = rc.Theme.Focused
 		active = rc.Theme.Highlight.Inherit(active)
 	}
-	var b strings.Builder
-	used := 0
-	for i, l := range t.labels() {
+	// Lay out the tabs up to the first one that overflows the width; the
+	// positions match spans, which click handling uses.
+	type segment struct {
+		text string
+		st   lipgloss.Style
+	}
+	var segs []segment
+	x, overflow := 0, false
+	for i, raw := range t.Tabs {
 		if i > 0 {
-			if used+lipgloss.Width(tabSeparator) >= w {
-				if used < w {
-					b.WriteString(sep.Render(Truncate(tabSeparator, w-used)))
-				}
-				break
-			}
-			b.WriteString(sep.Render(tabSeparator))
-			used += lipgloss.Width(tabSeparator)
-		}
-		room := w - used
-		text := l
-		if lipgloss.Width(text) > room {
-			text = Truncate(text, room)
+			segs = append(segs, segment{tabSeparator, sep})
+			x += lipgloss.Width(tabSeparator)
 		}
 		st := normal
 		if i == t.Active {
 			st = active
 		}
-		b.WriteString(styled(st, text))
-		used += lipgloss.Width(text)
-		if used >= w || text != l {
+		l := cleanLine(cutCells(raw, w-x+1))
+		segs = append(segs, segment{l, st})
+		x += lipgloss.Width(l)
+		if x >= w {
+			overflow = x > w || i < len(t.Tabs)-1
 			break
 		}
+	}
+	room := w
+	if overflow {
+		room = w - 1 // keep a cell for the ellipsis
+	}
+	var b strings.Builder
+	for _, sg := range segs {
+		text := cutCells(sg.text, room)
+		b.WriteString(styled(sg.st, text))
+		if room -= lipgloss.Width(text); room <= 0 {
+			break
+		}
+	}
+	if overflow {
+		b.WriteString(normal.Render("…"))
 	}
 	return clipWidth(b.String(), w)
 }

@@ -1,0 +1,16 @@
+# Build a static binary, then run it as a non-root user with host keys on a volume.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/raxol-ssh ./cmd/raxol-ssh
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/raxol-ssh /usr/local/bin/raxol-ssh
+VOLUME ["/data"]
+EXPOSE 2222 8080
+USER nonroot:nonroot
+# Inside a container the listeners must bind beyond loopback: either give
+# --env prod --authorized-keys, or (demo only) --allow-anonymous-public.
+ENTRYPOINT ["/usr/local/bin/raxol-ssh", "--data-dir", "/data", "--ssh-addr", "0.0.0.0:2222", "--http-addr", "0.0.0.0:8080"]

@@ -4,10 +4,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/raxol-ssh ./cmd/raxol-ssh
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/raxol-ssh ./cmd/raxol-ssh \
+ && mkdir -m 0700 /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/raxol-ssh /usr/local/bin/raxol-ssh
+# A new named volume takes this directory's owner, so the non-root user can
+# write the host key there.
+COPY --from=build --chown=65532:65532 /out/data /data
 VOLUME ["/data"]
 EXPOSE 2222 8080
 USER nonroot:nonroot

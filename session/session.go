@@ -69,7 +69,6 @@ type Session struct {
 	attached []Attachment
 	nextAtt  int
 	onChange []func()
-	ended    bool
 }
 
 // Token returns the session's current MCP bearer token.
@@ -239,9 +238,6 @@ func (m *Manager) End(id string) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	s.ended = true
-	s.mu.Unlock()
 	if s.Dispatcher != nil {
 		s.Dispatcher.Close()
 	}

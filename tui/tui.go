@@ -169,6 +169,12 @@ func (m *Model) click(mo tea.Mouse) {
 	if !ok {
 		return
 	}
+	// An open modal traps the mouse as it traps focus.
+	if o, open := ui.ActiveOverlay(m.snap.Tree); open {
+		if _, inside := ui.Find(o, id); !inside {
+			return
+		}
+	}
 	if w, ok := ui.Find(m.snap.Tree, id); ok && w.Focusable() && inFocusScope(m.snap.Tree, id) {
 		m.focus = id
 	}
@@ -294,11 +300,11 @@ func (m *Model) statusBar() string {
 	if n := len(m.sess.Agents()); n > 0 {
 		agents = fmt.Sprintf("agents: %d", n)
 	}
-	parts := []string{"raxol-ssh", "session " + m.sess.ID, agents}
+	parts := []string{"raxol-ssh", "session " + m.sess.ID, agents, "ctrl+o attach", "ctrl+c quit"}
 	if m.notice != "" {
-		parts = append(parts, m.notice)
-	} else {
-		parts = append(parts, "ctrl+o attach", "ctrl+c quit")
+		// A notice matters more than the key hints; put it where a
+		// narrow terminal still shows it.
+		parts = []string{"raxol-ssh", m.notice, "session " + m.sess.ID, agents}
 	}
 	text := " " + strings.Join(parts, " · ") + " "
 	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))

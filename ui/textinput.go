@@ -350,18 +350,15 @@ func (f lineField) click(c ClickEvent, st *LocalState) {
 // wide, leaving the text at least half the width (up to 10 columns); it
 // returns "" when there is no label or no room.
 func fieldLabel(label string, w int) string {
-	if label == "" {
+	room := w - min(w/2, 10) - 2
+	if label == "" || room < 1 {
 		return ""
 	}
-	label = cleanLine(label)
-	room := w - min(w/2, 10)
-	if lipgloss.Width(label)+2 <= room {
-		return label + ": "
-	}
-	if room < 4 {
+	l := fitLine(label, room)
+	if l == "…" && room < 2 {
 		return ""
 	}
-	return Truncate(label, room-2) + ": "
+	return l + ": "
 }
 
 // editText applies a key press or paste to value, the text of an editing

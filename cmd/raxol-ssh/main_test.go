@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/server"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFlagsAndEnvironment(t *testing.T) {
+	var out bytes.Buffer
+	o, lc, err := parse([]string{"--ssh-addr", "127.0.0.1:2300", "--idle-timeout", "5m"},
+		env(map[string]string{
+			"RAXOL_SSH_ADDR":        "127.0.0.1:9999", // the flag wins
+			"RAXOL_HTTP_ADDR":       "127.0.0.1:9100",
+			"RAXOL_MAX_PER_IP":      "3",
+			"RAXOL_ENV":             "prod",
+			"RAXOL_AUTHORIZED_KEYS": "/keys",
+			"RAXOL_DATA_DIR":        "/data",
+			"RAXOL_LOG_FORMAT":      "json",
+		}), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.SSHAddr != "127.0.0.1:2300" || o.HTTPAddr != "127.0.0.1:9100" || o.Limits.MaxPerIP != 3 ||
+		o.Env != server.EnvProd || o.AuthorizedKeysFile != "/keys" || o.DataDir != "/data" ||
+		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" {
+		t.Fatalf("options %+v, log %+v", o, lc)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	o, _, err := parse(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.SSHAddr != "127.0.0.1:2222" || o.HTTPAddr != "127.0.0.1:8080" || o.Env != server.EnvDev {
+		t.Fatalf("defaults %+v", o)
+	}
+	if filepath.Base(o.DataDir) != "raxol-ssh" || !filepath.IsAbs(o.DataDir) {
+		t.Fatalf("data dir %q is not under the user config dir", o.DataDir)
+	}
+}
+
+func TestBadInputIsNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--max-connections", "lots"}, want: "max-connections"},
+		{env: map[string]string{"RAXOL_IDLE_TIMEOUT": "soon"}, want: "RAXOL_IDLE_TIMEOUT"},
+		{args: []string{"--log-level", "loud"}, want: "--log-level"},
+		{args: []string{"--log-format", "xml"}, want: "--log-format"},
+		{args: []string{"extra"}, want: `unexpected argument "extra"`},
+	} {
+		var out bytes.Buffer
+		_, _, err := parse(tc.args, env(tc.env), &out)
+		if err == nil || !strings.Contains(err.Error()+out.String(), tc.want) {
+			t.Errorf("%v %v: err=%v output=%q, want mention of %q", tc.args, tc.env, err, out.String(), tc.want)
+		}
+	}
+}
+
+func TestRunRefusesProdWithoutKeys(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"--env", "prod", "--data-dir", t.TempDir()}, env(nil), &out)
+	if code == 0 || !strings.Contains(out.String(), "--authorized-keys") {
+		t.Fatalf("exit %d, output %q", code, out.String())
+	}
+}
+
+func TestRunServesAndDrains(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--data-dir", dir, "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil), &out)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "raxol-ssh serving") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no posture line: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, want := range []string{"host_key_fingerprint=SHA256:", "auth=", "max_connections=1000"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("posture line lacks %q: %s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ssh_host_ed25519_key")); err != nil {
+		t.Fatalf("host key not under --data-dir: %v", err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, out.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,143 @@
+package session
+
+import (
+	"encoding/base64"
+	"errors"
+	"regexp"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"go.uber.org/goleak"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type app struct{}
+
+func (app) Init() tea.Cmd                        { return nil }
+func (a app) Update(tea.Msg) (ui.Model, tea.Cmd) { return a, nil }
+func (app) View() ui.Node                        { return ui.Text{Text: "hi"} }
+
+var urlSafe = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func TestIDsAndTokensAreRandomURLSafeAndLongEnough(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	seen := map[string]bool{}
+	for range 200 {
+		s, ok, err := m.Start("t", Owner{User: "u"}, app{}, 0)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		for _, v := range []string{s.ID, s.Token()} {
+			if !urlSafe.MatchString(v) {
+				t.Fatalf("%q is not URL-safe", v)
+			}
+			if seen[v] {
+				t.Fatalf("%q repeated", v)
+			}
+			seen[v] = true
+		}
+		idBytes, _ := base64.RawURLEncoding.DecodeString(s.ID)
+		tokBytes, _ := base64.RawURLEncoding.DecodeString(s.Token())
+		if len(idBytes)*8 < 128 || len(tokBytes)*8 != 256 {
+			t.Fatalf("id has %d bits, token %d bits", len(idBytes)*8, len(tokBytes)*8)
+		}
+		if s.ID == s.Token() {
+			t.Fatal("token equals id")
+		}
+		if !s.CheckToken(s.Token()) || s.CheckToken(s.ID) || s.CheckToken("") {
+			t.Fatal("CheckToken wrong")
+		}
+	}
+}
+
+func TestRegistryLifecycle(t *testing.T) {
+	var ended atomic.Int32
+	m := NewManager(&Options{OnEnd: func(*Session) { ended.Add(1) }})
+	a, _, _ := m.Start("t", Owner{User: "a"}, app{}, 0)
+	b, _, _ := m.Start("t", Owner{User: "b"}, app{}, 0)
+	if m.Count() != 2 {
+		t.Fatalf("count %d", m.Count())
+	}
+	if got, ok := m.Get(a.ID); !ok || got != a {
+		t.Fatal("Get(a) failed")
+	}
+	if _, ok := m.Get("nope"); ok {
+		t.Fatal("Get of unknown id succeeded")
+	}
+	m.End(a.ID)
+	m.End(a.ID) // idempotent
+	if _, ok := m.Get(a.ID); ok || m.Count() != 1 || ended.Load() != 1 {
+		t.Fatalf("after End: count=%d ended=%d", m.Count(), ended.Load())
+	}
+	select {
+	case <-a.Dispatcher.Done():
+	case <-time.After(time.Second):
+		t.Fatal("ending a session did not close its dispatcher")
+	}
+	m.Close()
+	if m.Count() != 0 || ended.Load() != 2 {
+		t.Fatalf("after Close: count=%d ended=%d", m.Count(), ended.Load())
+	}
+	<-b.Dispatcher.Done()
+	if _, _, err := m.Start("t", Owner{}, app{}, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Start after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestPerOwnerCap(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	alice := Owner{User: "alice", KeyFingerprint: "SHA256:a"}
+	s1, ok1, _ := m.Start("t", alice, app{}, 2)
+	_, ok2, _ := m.Start("t", alice, app{}, 2)
+	_, ok3, _ := m.Start("t", alice, app{}, 2)
+	if !ok1 || !ok2 || ok3 {
+		t.Fatalf("cap of 2 gave %v %v %v", ok1, ok2, ok3)
+	}
+	// The same user with another key is another owner.
+	if _, ok, _ := m.Start("t", Owner{User: "alice", KeyFingerprint: "SHA256:b"}, app{}, 2); !ok {
+		t.Fatal("another key of the same user was refused")
+	}
+	m.End(s1.ID)
+	if _, ok, _ := m.Start("t", alice, app{}, 2); !ok {
+		t.Fatal("slot not freed after End")
+	}
+}
+
+func TestPresenceAndInputTimes(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	m := NewManager(&Options{Now: clock})
+	defer m.Close()
+	s, _, _ := m.Start("t", Owner{User: "u"}, app{}, 0)
+	var changes atomic.Int32
+	s.OnPresenceChange(func() { changes.Add(1) })
+	_, detachT := s.Attach(KindTerminal, "u")
+	_, detachA := s.Attach(KindAgent, "claude")
+	if n := len(s.Attached()); n != 2 || len(s.Agents()) != 1 || s.Agents()[0].Name != "claude" {
+		t.Fatalf("attached %v", s.Attached())
+	}
+	detachA()
+	detachA()
+	if len(s.Agents()) != 0 || len(s.Attached()) != 1 {
+		t.Fatalf("after detach: %v", s.Attached())
+	}
+	detachT()
+	if changes.Load() != 4 { // two attaches, two detaches; the repeated detach is a no-op
+		t.Fatalf("presence hooks ran %d times, want 4", changes.Load())
+	}
+	if !s.LastInput().Equal(now) {
+		t.Fatalf("LastInput %v, want start time", s.LastInput())
+	}
+	now = now.Add(time.Minute)
+	s.Touch()
+	if !s.LastInput().Equal(now) {
+		t.Fatalf("LastInput %v after Touch, want %v", s.LastInput(), now)
+	}
+}

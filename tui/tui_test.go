@@ -1,0 +1,344 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"go.uber.org/goleak"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type openModal struct{}
+
+// form is a small app: an input, a button that opens a modal with a
+// checkbox inside, a disabled button and a password field.
+type form struct {
+	name    string
+	secret  string
+	open    bool
+	checked bool
+	clicks  int
+	last    string
+}
+
+func (f form) Init() tea.Cmd { return nil }
+
+func (f form) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ui.TextInputChanged:
+		f.name = msg.Text
+	case ui.PasswordFieldChanged:
+		f.secret = msg.Text
+	case openModal:
+		f.open = true
+		f.clicks++
+	case ui.CheckboxToggled:
+		f.checked = msg.Checked
+	case ui.ModalConfirmed:
+		f.open, f.last = false, "confirmed"
+	case ui.ModalDismissed:
+		f.open, f.last = false, "dismissed"
+	}
+	return f, nil
+}
+
+func (f form) View() ui.Node {
+	return ui.Column{Items: []ui.Node{
+		ui.TextInput{ID: "name", Label: "Name", Value: f.name},
+		ui.Button{ID: "open", Label: "Open", OnClick: openModal{}},
+		ui.Button{ID: "off", Label: "Off", Disabled: true},
+		ui.PasswordField{ID: "pw", Label: "Password", Value: f.secret},
+		ui.Text{Text: "last: " + f.last},
+		ui.Modal{ID: "dlg", Title: "Sure?", Visible: f.open, Body: ui.Checkbox{ID: "agree", Label: "I agree", Checked: f.checked}},
+	}}
+}
+
+func newTerm(t *testing.T) (*Model, *session.Session) {
+	t.Helper()
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, ok, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil || !ok {
+		t.Fatalf("start session: ok=%v err=%v", ok, err)
+	}
+	m := New(s, Options{Terminal: "u", BaseURL: "http://127.0.0.1:8080"})
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return m, s
+}
+
+func key(s string) tea.KeyPressMsg {
+	switch s {
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "ctrl+o":
+		return tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func model(s *session.Session) form { return s.Dispatcher.Snapshot().Model.(form) }
+
+func screen(m *Model) string { return ansiStrip(m.View().Content) }
+
+func ansiStrip(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(s, "\n") {
+		b.WriteString(lipgloss.NewStyle().Render(stripEsc(l)))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func stripEsc(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func TestFocusCyclesOverEnabledWidgetsInTreeOrder(t *testing.T) {
+	m, _ := newTerm(t)
+	if m.Focus() != "name" {
+		t.Fatalf("initial focus = %q, want name", m.Focus())
+	}
+	var got []string
+	for range 4 {
+		m.Update(key("tab"))
+		got = append(got, m.Focus())
+	}
+	if want := "open,pw,name,open"; strings.Join(got, ",") != want {
+		t.Fatalf("tab order = %v, want %s (the disabled button is skipped)", got, want)
+	}
+	m.Update(key("shift+tab"))
+	if m.Focus() != "name" {
+		t.Fatalf("shift+tab focus = %q, want name", m.Focus())
+	}
+}
+
+func TestTypingIsResolvedAgainstTheCurrentValue(t *testing.T) {
+	m, s := newTerm(t)
+	// Keys arrive back to back, as they do from one network read: each
+	// must see the value the previous one produced.
+	for _, r := range "hello" {
+		m.Update(key(string(r)))
+	}
+	m.Update(tea.PasteMsg{Content: " world"})
+	if got := model(s).name; got != "hello world" {
+		t.Fatalf("model name = %q, want %q", got, "hello world")
+	}
+	if !strings.Contains(screen(m), "hello world") {
+		t.Fatalf("screen does not show the typed text:\n%s", screen(m))
+	}
+	if s.Dispatcher.Snapshot().Origin != (dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: "u"}) {
+		t.Fatalf("origin = %v, want human:u", s.Dispatcher.Snapshot().Origin)
+	}
+}
+
+func TestModalTrapsFocusAndEscDismissesFromInside(t *testing.T) {
+	m, s := newTerm(t)
+	m.Update(key("tab")) // open
+	m.Update(key("enter"))
+	if !model(s).open {
+		t.Fatal("Enter on the button did not open the modal")
+	}
+	seen := map[string]bool{}
+	for range 5 {
+		m.Update(key("tab"))
+		seen[m.Focus()] = true
+	}
+	if len(seen) != 2 || !seen["dlg"] || !seen["agree"] {
+		t.Fatalf("focus while the modal is open visited %v, want only dlg and agree", seen)
+	}
+	for m.Focus() != "agree" {
+		m.Update(key("tab"))
+	}
+	m.Update(key("space"))
+	if !model(s).checked {
+		t.Fatal("space on the checkbox inside the modal did not toggle it")
+	}
+	m.Update(key("esc"))
+	if f := model(s); f.open || f.last != "dismissed" {
+		t.Fatalf("esc inside the modal: open=%v last=%q, want dismissed", f.open, f.last)
+	}
+	if m.Focus() == "dlg" || m.Focus() == "agree" {
+		t.Fatalf("focus %q stayed inside a closed modal", m.Focus())
+	}
+}
+
+func hit(t *testing.T, m *Model, id string) ui.Rect {
+	t.Helper()
+	m.View() // lay out, so hit rectangles exist
+	for _, h := range m.frame.Hits {
+		if h.ID == id {
+			return h.Rect
+		}
+	}
+	t.Fatalf("widget %s has no hit rectangle", id)
+	return ui.Rect{}
+}
+
+func click(m *Model, r ui.Rect) {
+	m.Update(tea.MouseClickMsg{X: r.X + 1, Y: r.Y, Button: tea.MouseLeft})
+}
+
+func TestMouseClickFocusesAndActivates(t *testing.T) {
+	m, s := newTerm(t)
+	m.Update(key("tab"))
+	m.Update(key("tab")) // pw
+	click(m, hit(t, m, "name"))
+	if m.Focus() != "name" {
+		t.Fatalf("focus after clicking the input = %q, want name", m.Focus())
+	}
+	click(m, hit(t, m, "open"))
+	if model(s).clicks != 1 {
+		t.Fatalf("clicks = %d, want 1", model(s).clicks)
+	}
+	if m.Focus() != "dlg" {
+		t.Fatalf("focus = %q, want the modal the click opened", m.Focus())
+	}
+	// Clicks outside an open modal do nothing to the widgets under it.
+	openRect := hit(t, m, "open")
+	click(m, openRect)
+	if model(s).clicks != 1 {
+		t.Fatalf("a click under the open modal activated a button (clicks = %d)", model(s).clicks)
+	}
+	m.Update(key("esc"))
+	// A click on a disabled button neither focuses nor activates it.
+	before := m.Focus()
+	click(m, hit(t, m, "off"))
+	if m.Focus() != before {
+		t.Fatalf("clicking a disabled button moved focus to %q", m.Focus())
+	}
+}
+
+func TestAttachPanelShowsWholeURLsAndToken(t *testing.T) {
+	m, s := newTerm(t)
+	m.Update(tea.WindowSizeMsg{Width: 40, Height: 20})
+	if strings.Contains(screen(m), s.Token()) {
+		t.Fatal("token shown before ctrl+o")
+	}
+	m.Update(key("ctrl+o"))
+	lines := strings.Split(screen(m), "\n")
+	streamable, sse := AttachURLs("http://127.0.0.1:8080", s.ID)
+	for _, want := range []string{streamable, sse, s.Token()} {
+		found := false
+		for _, l := range lines {
+			if strings.TrimSpace(l) == want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("attach panel lacks a line that is exactly %q:\n%s", want, strings.Join(lines, "\n"))
+		}
+	}
+	if !strings.HasSuffix(streamable, "/sessions/"+s.ID+"/mcp") || !strings.HasSuffix(sse, "/sessions/"+s.ID+"/sse") {
+		t.Fatalf("URLs %q %q do not follow /sessions/<id>/{mcp,sse}", streamable, sse)
+	}
+	m.Update(key("ctrl+o"))
+	if strings.Contains(screen(m), s.Token()) {
+		t.Fatal("token still shown after the second ctrl+o")
+	}
+}
+
+func TestStatusBarAndQuit(t *testing.T) {
+	m, s := newTerm(t)
+	lines := strings.Split(strings.TrimRight(screen(m), "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, "session "+s.ID) || !strings.Contains(last, "agents: none") {
+		t.Fatalf("status bar = %q", last)
+	}
+	if len(lines) != 24 {
+		t.Fatalf("screen has %d lines, want 24 (status bar on the last line)", len(lines))
+	}
+	_, cmd := m.Update(key("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("ctrl+c returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("ctrl+c did not quit")
+	}
+	m.Update(NoticeMsg("the server is stopping"))
+	if !strings.Contains(screen(m), "the server is stopping") {
+		t.Fatal("notice not shown")
+	}
+}
+
+func TestPasswordNeverDrawn(t *testing.T) {
+	m, s := newTerm(t)
+	if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
+		ui.PasswordFieldChanged{ID: "pw", Text: "hunter2secret"}); err != nil {
+		t.Fatal(err)
+	}
+	m.Update(snapshotMsg{})
+	if strings.Contains(m.View().Content, "hunter2secret") {
+		t.Fatal("the password field's text reached the screen")
+	}
+}
+
+func TestSnapshotsFromOtherOriginsRedraw(t *testing.T) {
+	m, s := newTerm(t)
+	if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
+		ui.TextInputChanged{ID: "name", Text: "from-agent"}); err != nil {
+		t.Fatal(err)
+	}
+	// The waiting command wakes on the subscription and yields a refresh.
+	msg := m.waitSnapshot()()
+	if _, ok := msg.(snapshotMsg); !ok {
+		t.Fatalf("wait returned %T, want snapshotMsg", msg)
+	}
+	m.Update(msg)
+	if !strings.Contains(screen(m), "from-agent") {
+		t.Fatalf("agent's change not on screen:\n%s", screen(m))
+	}
+}
+
+func TestAnySizeRendersWithoutPanic(t *testing.T) {
+	m, _ := newTerm(t)
+	m.Update(key("ctrl+o"))
+	for _, sz := range [][2]int{{1, 1}, {2, 1}, {1, 5}, {10, 3}, {80, 24}, {1000, 500}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		v := m.View()
+		if n := len(strings.Split(v.Content, "\n")); n > sz[1] {
+			t.Errorf("%dx%d: %d lines", sz[0], sz[1], n)
+		}
+	}
+}
+
+func TestCloseStopsWaiting(t *testing.T) {
+	m, _ := newTerm(t)
+	done := make(chan tea.Msg)
+	go func() { done <- m.waitSnapshot()() }()
+	m.Close()
+	if msg := <-done; msg != nil {
+		t.Fatalf("wait after Close returned %T, want nil", msg)
+	}
+}

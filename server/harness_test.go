@@ -159,6 +159,7 @@ type clientOpts struct {
 	noPty   bool         // don't request a PTY
 	noRead  bool         // never read stdout (a stuck client)
 	local   string       // local IP to dial from; "" means any
+	proxy   bool         // dial through a proxy that can stall the output
 	hostKey gossh.HostKeyCallback
 }
 
@@ -182,6 +183,8 @@ type client struct {
 	stdoutDone chan struct{} // closed when stdout reaches EOF
 	exited     chan struct{} // closed when sess.Wait returned
 	exitErr    error         // sess.Wait's result, set before exited is closed
+
+	proxy *stallProxy // nil unless clientOpts.proxy
 
 	closeOnce sync.Once
 }
@@ -226,6 +229,11 @@ func dialSSH(t testing.TB, addr string, o clientOpts) (*gossh.Client, error) {
 // when the test ends.
 func connect(t testing.TB, addr string, o clientOpts) *client {
 	t.Helper()
+	var proxy *stallProxy
+	if o.proxy {
+		proxy = newStallProxy(t, addr)
+		addr = proxy.addr()
+	}
 	conn, err := dialSSH(t, addr, o)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
@@ -242,6 +250,7 @@ func connect(t testing.TB, addr string, o clientOpts) *client {
 		w:          o.w,
 		h:          o.h,
 		noRead:     o.noRead,
+		proxy:      proxy,
 		em:         vt.NewEmulator(o.w, o.h),
 		stderrDone: make(chan struct{}),
 		stdoutDone: make(chan struct{}),
@@ -328,6 +337,9 @@ func (c *client) Close() {
 			_ = c.sess.Close()
 		}
 		_ = c.conn.Close()
+		if c.proxy != nil {
+			c.proxy.close()
+		}
 		// Ends the io.Copy of the emulator's replies.
 		_ = c.em.InputPipe().(*io.PipeWriter).Close()
 		// Wait for the readers so nothing outlives the test.
@@ -573,4 +585,105 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + fmt.Sprintf("…(%d bytes)", len(s))
+}
+
+// stallProxy forwards one TCP connection to the server and can stop
+// forwarding the server's bytes, the way a client that stops reading
+// (suspended, or on a dead network) stalls its TCP connection: the
+// server's writes to it block once the kernel buffers are full.
+type stallProxy struct {
+	t  testing.TB
+	ln net.Listener
+
+	stallOnce sync.Once
+	stalled   chan struct{} // closed by stall
+	closeOnce sync.Once
+	closed    chan struct{} // closed by close
+	wg        sync.WaitGroup
+
+	mu         sync.Mutex
+	up, down   net.Conn
+	downBytes  int64 // forwarded from the server
+}
+
+func newStallProxy(t testing.TB, server string) *stallProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{t: t, ln: ln, stalled: make(chan struct{}), closed: make(chan struct{})}
+	p.wg.Go(func() {
+		down, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", server)
+		if err != nil {
+			_ = down.Close()
+			return
+		}
+		// Keep what the kernel buffers for the stalled reader small.
+		_ = up.(*net.TCPConn).SetReadBuffer(4 << 10)
+		p.mu.Lock()
+		p.up, p.down = up, down
+		p.mu.Unlock()
+		select {
+		case <-p.closed: // closed before the connection was set
+			_ = up.Close()
+			_ = down.Close()
+			return
+		default:
+		}
+		p.wg.Go(func() { _, _ = io.Copy(up, down); _ = up.Close() })
+		buf := make([]byte, 4<<10)
+		for {
+			select {
+			case <-p.stalled:
+				<-p.closed
+				return
+			default:
+			}
+			n, err := up.Read(buf)
+			if n > 0 {
+				p.mu.Lock()
+				p.downBytes += int64(n)
+				p.mu.Unlock()
+				if _, werr := down.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				_ = down.Close()
+				return
+			}
+		}
+	})
+	return p
+}
+
+func (p *stallProxy) addr() string { return p.ln.Addr().String() }
+
+// stall stops reading from the server.
+func (p *stallProxy) stall() { p.stallOnce.Do(func() { close(p.stalled) }) }
+
+// forwarded returns how many bytes of the server's came through.
+func (p *stallProxy) forwarded() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.downBytes
+}
+
+func (p *stallProxy) close() {
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		_ = p.ln.Close()
+		p.mu.Lock()
+		if p.up != nil {
+			_ = p.up.Close()
+			_ = p.down.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
 }

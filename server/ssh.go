@@ -13,6 +13,7 @@ import (
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
+	"github.com/charmbracelet/colorprofile"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -121,6 +122,7 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 				"reason", reason,
 			)
 		}()
+		defer s.hangUpIfDraining(sess)
 		refuse := func(outcome, reason string) {
 			end.set(outcome, reason)
 			wish.Fatalln(sess, "raxol-ssh: "+reason)
@@ -156,12 +158,28 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 		_, detach := se.Attach(session.KindTerminal, owner.User)
 		defer detach()
 
-		model := tui.New(se, tui.Options{Terminal: owner.User, BaseURL: s.publicURL()})
+		environ := append(sess.Environ(), "TERM="+pty.Term)
+		model := tui.New(se, tui.Options{
+			Terminal:     owner.User,
+			BaseURL:      s.publicURL(),
+			Output:       s.metrics.CountingWriter(sess),
+			Environ:      environ,
+			ColorProfile: colorprofile.Env(environ),
+			Width:        pty.Window.Width,
+			Height:       pty.Window.Height,
+		})
 		defer model.Close()
 		in := &touchReader{r: sess, touch: se.Touch}
 		popts := append(bm.MakeOptions(sess),
 			tea.WithInput(in),
-			tea.WithOutput(s.metrics.CountingWriter(sess)),
+			// The tui draws its own frames on demand (zero work while
+			// idle); Bubble Tea's renderer would redraw from a 60 Hz ticker
+			// in every session. Its ticker still runs without a renderer,
+			// only to flush its own output, so it runs at 1 Hz into a
+			// discarded writer: with no renderer it writes nothing we need.
+			tea.WithoutRenderer(),
+			tea.WithFPS(1),
+			tea.WithOutput(io.Discard),
 			tea.WithoutSignalHandler(),
 		)
 		p := tea.NewProgram(model, popts...)
@@ -210,6 +228,7 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 		p.Kill()
 		cancel()
 		<-forwarded
+		model.Close() // restore the terminal before any last words
 
 		if s.isDraining() {
 			end.set(metrics.OutcomeShutdown, "the server is stopping")
@@ -225,6 +244,31 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 			_ = sess.Exit(1)
 		default:
 			_ = sess.Exit(0)
+		}
+	}
+}
+
+// hangUpGrace is how long a client whose session ended during a drain
+// may keep its connection open before the server closes it.
+const hangUpGrace = time.Second
+
+// hangUpIfDraining closes the connection of a session that ended while the
+// server drains, unless the client hangs up within [hangUpGrace]. Clients
+// normally hang up when their session ends, but one that keeps the
+// connection open (an OpenSSH ControlMaster, a library client) would
+// otherwise hold Shutdown, which waits for connections to close, until the
+// drain timeout, and make it fail.
+func (s *Server) hangUpIfDraining(sess ssh.Session) {
+	if !s.isDraining() {
+		return
+	}
+	t := time.NewTimer(hangUpGrace)
+	defer t.Stop()
+	select {
+	case <-sess.Context().Done(): // the connection closed
+	case <-t.C:
+		if c, ok := sess.Context().Value(ssh.ContextKeyConn).(io.Closer); ok {
+			_ = c.Close()
 		}
 	}
 }

@@ -3,12 +3,14 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -28,7 +30,26 @@ type Options struct {
 	// InputTimeout bounds how long one input event waits for the
 	// dispatcher; 0 means the dispatcher's default.
 	InputTimeout time.Duration
+	// Output is the terminal. Frames are drawn there on demand, at most
+	// once per frame interval; nil draws nothing (the model can still be
+	// inspected with Frame). Run the program with tea.WithoutRenderer.
+	Output io.Writer
+	// Environ is the client's environment (TERM and friends).
+	Environ []string
+	// ColorProfile is what the terminal can show; colors are downsampled
+	// to it.
+	ColorProfile colorprofile.Profile
+	// Width and Height are the initial terminal size; 0 means 80x24.
+	Width, Height int
 }
+
+// FrameInterval is the shortest time between two frames on one terminal
+// (60 per second). A change is drawn at once when the terminal has been
+// quiet for that long, else at the end of the interval.
+const FrameInterval = time.Second / 60
+
+// frameMsg asks for the frame deferred by the rate limit.
+type frameMsg struct{}
 
 // NoticeMsg shows a one-line notice in the status bar, e.g. that the
 // server is stopping.
@@ -56,6 +77,9 @@ type Model struct {
 	notice     string
 	frame      ui.Frame // last rendered app frame, for mouse hit tests
 	frameTop   int      // screen row where the app frame starts
+	scr        *screen  // nil when Options.Output is nil
+	lastDraw   time.Time
+	pending    bool // a frameMsg is scheduled
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
@@ -82,24 +106,39 @@ func New(sess *session.Session, opts Options) *Model {
 		height: 24,
 		locals: make(map[string]*ui.LocalState),
 	}
+	if opts.Width > 0 && opts.Height > 0 {
+		m.width, m.height = opts.Width, opts.Height
+	}
+	if opts.Output != nil {
+		m.scr = newScreen(opts.Output, opts.Environ, opts.ColorProfile, m.width, m.height)
+	}
 	m.fixFocus()
 	return m
 }
 
-// Close releases the model's subscription and stops its waiting command.
-// It is safe to call more than once.
+// Close releases the model's subscription, stops its waiting command and
+// restores the terminal (main screen, cursor, mouse and paste modes). Call
+// it after the program has ended; it is safe to call more than once.
 func (m *Model) Close() {
 	m.close.Do(func() {
 		close(m.done)
 		m.sub.Close()
+		if m.scr != nil {
+			_ = m.scr.close()
+		}
 	})
 }
 
 // Focus returns the id of the focused widget ("" when none).
 func (m *Model) Focus() string { return m.focus }
 
-// Init starts waiting for snapshots.
-func (m *Model) Init() tea.Cmd { return m.waitSnapshot() }
+// Init draws the first frame and starts waiting for snapshots.
+func (m *Model) Init() tea.Cmd {
+	if m.scr != nil {
+		m.scr.start("raxol-ssh · " + m.sess.App)
+	}
+	return tea.Batch(m.waitSnapshot(), m.redraw())
+}
 
 func (m *Model) waitSnapshot() tea.Cmd {
 	return func() tea.Msg {
@@ -112,27 +151,59 @@ func (m *Model) waitSnapshot() tea.Cmd {
 	}
 }
 
-// Update handles one event.
+// Update handles one event, then draws the screen if it changed.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		m.refresh()
-		return m, m.waitSnapshot()
+		cmd = m.waitSnapshot()
+	case frameMsg:
+		m.pending = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 1), max(msg.Height, 1)
+		if m.scr != nil {
+			m.scr.resize(m.width, m.height)
+		}
+	case tea.ColorProfileMsg:
+		if m.scr != nil {
+			m.scr.scr.SetColorProfile(msg.Profile)
+			m.scr.dirty = true
+		}
 	case NoticeMsg:
 		m.notice = string(msg)
 	case tea.KeyPressMsg:
 		m.sess.Touch()
-		return m, m.key(msg)
+		cmd = m.key(msg)
 	case tea.PasteMsg:
 		m.sess.Touch()
 		m.route(m.focus, msg)
 	case tea.MouseClickMsg:
 		m.sess.Touch()
 		m.click(msg.Mouse())
+	default:
+		return m, nil
 	}
-	return m, nil
+	return m, tea.Batch(cmd, m.redraw())
+}
+
+// redraw draws the current frame now, or schedules it for the end of the
+// frame interval when the last frame was drawn less than that ago.
+func (m *Model) redraw() tea.Cmd {
+	if m.scr == nil {
+		return nil
+	}
+	if wait := FrameInterval - time.Since(m.lastDraw); wait > 0 {
+		if m.pending {
+			return nil
+		}
+		m.pending = true
+		return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
+	}
+	m.lastDraw = time.Now()
+	// A failed write means the client is gone; the session ends with it.
+	_ = m.scr.draw(m.Frame())
+	return nil
 }
 
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
@@ -252,8 +323,14 @@ func (m *Model) localLocked(id string) *ui.LocalState {
 	return st
 }
 
-// View renders the app, the attach panel when open, and the status bar.
-func (m *Model) View() tea.View {
+// View is required by tea.Model. The program runs without Bubble Tea's
+// renderer (see Options.Output), which still calls View after every
+// update, so it returns nothing to draw; [Model.Frame] is the screen.
+func (m *Model) View() tea.View { return tea.View{} }
+
+// Frame renders the screen: the app, the attach panel when open, and the
+// status bar, as at most Height lines of at most Width cells.
+func (m *Model) Frame() string {
 	var bottom []string
 	if m.showAttach {
 		bottom = append(bottom, m.attachPanel()...)
@@ -288,11 +365,7 @@ func (m *Model) View() tea.View {
 	} else if len(lines) > m.height {
 		lines = lines[len(lines)-m.height:]
 	}
-	v := tea.NewView(strings.Join(lines, "\n"))
-	v.AltScreen = true
-	v.MouseMode = tea.MouseModeCellMotion
-	v.WindowTitle = "raxol-ssh · " + m.sess.App
-	return v
+	return strings.Join(lines, "\n")
 }
 
 func (m *Model) statusBar() string {

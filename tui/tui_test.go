@@ -98,7 +98,7 @@ func key(s string) tea.KeyPressMsg {
 
 func model(s *session.Session) form { return s.Dispatcher.Snapshot().Model.(form) }
 
-func screen(m *Model) string { return ansiStrip(m.View().Content) }
+func screenText(m *Model) string { return ansiStrip(m.Frame()) }
 
 func ansiStrip(s string) string {
 	var b strings.Builder
@@ -155,8 +155,8 @@ func TestTypingIsResolvedAgainstTheCurrentValue(t *testing.T) {
 	if got := model(s).name; got != "hello world" {
 		t.Fatalf("model name = %q, want %q", got, "hello world")
 	}
-	if !strings.Contains(screen(m), "hello world") {
-		t.Fatalf("screen does not show the typed text:\n%s", screen(m))
+	if !strings.Contains(screenText(m), "hello world") {
+		t.Fatalf("screen does not show the typed text:\n%s", screenText(m))
 	}
 	if s.Dispatcher.Snapshot().Origin != (dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: "u"}) {
 		t.Fatalf("origin = %v, want human:u", s.Dispatcher.Snapshot().Origin)
@@ -196,7 +196,7 @@ func TestModalTrapsFocusAndEscDismissesFromInside(t *testing.T) {
 
 func hit(t *testing.T, m *Model, id string) ui.Rect {
 	t.Helper()
-	m.View() // lay out, so hit rectangles exist
+	m.Frame() // lay out, so hit rectangles exist
 	for _, h := range m.frame.Hits {
 		if h.ID == id {
 			return h.Rect
@@ -243,11 +243,11 @@ func TestMouseClickFocusesAndActivates(t *testing.T) {
 func TestAttachPanelShowsWholeURLsAndToken(t *testing.T) {
 	m, s := newTerm(t)
 	m.Update(tea.WindowSizeMsg{Width: 40, Height: 20})
-	if strings.Contains(screen(m), s.Token()) {
+	if strings.Contains(screenText(m), s.Token()) {
 		t.Fatal("token shown before ctrl+o")
 	}
 	m.Update(key("ctrl+o"))
-	lines := strings.Split(screen(m), "\n")
+	lines := strings.Split(screenText(m), "\n")
 	streamable, sse := AttachURLs("http://127.0.0.1:8080", s.ID)
 	for _, want := range []string{streamable, sse, s.Token()} {
 		found := false
@@ -264,14 +264,14 @@ func TestAttachPanelShowsWholeURLsAndToken(t *testing.T) {
 		t.Fatalf("URLs %q %q do not follow /sessions/<id>/{mcp,sse}", streamable, sse)
 	}
 	m.Update(key("ctrl+o"))
-	if strings.Contains(screen(m), s.Token()) {
+	if strings.Contains(screenText(m), s.Token()) {
 		t.Fatal("token still shown after the second ctrl+o")
 	}
 }
 
 func TestStatusBarAndQuit(t *testing.T) {
 	m, s := newTerm(t)
-	lines := strings.Split(strings.TrimRight(screen(m), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(screenText(m), "\n"), "\n")
 	last := lines[len(lines)-1]
 	if !strings.Contains(last, "session "+s.ID) || !strings.Contains(last, "agents: none") {
 		t.Fatalf("status bar = %q", last)
@@ -287,7 +287,7 @@ func TestStatusBarAndQuit(t *testing.T) {
 		t.Fatal("ctrl+c did not quit")
 	}
 	m.Update(NoticeMsg("the server is stopping"))
-	if !strings.Contains(screen(m), "the server is stopping") {
+	if !strings.Contains(screenText(m), "the server is stopping") {
 		t.Fatal("notice not shown")
 	}
 }
@@ -299,7 +299,7 @@ func TestPasswordNeverDrawn(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Update(snapshotMsg{})
-	if strings.Contains(m.View().Content, "hunter2secret") {
+	if strings.Contains(m.Frame(), "hunter2secret") {
 		t.Fatal("the password field's text reached the screen")
 	}
 }
@@ -316,8 +316,8 @@ func TestSnapshotsFromOtherOriginsRedraw(t *testing.T) {
 		t.Fatalf("wait returned %T, want snapshotMsg", msg)
 	}
 	m.Update(msg)
-	if !strings.Contains(screen(m), "from-agent") {
-		t.Fatalf("agent's change not on screen:\n%s", screen(m))
+	if !strings.Contains(screenText(m), "from-agent") {
+		t.Fatalf("agent's change not on screen:\n%s", screenText(m))
 	}
 }
 
@@ -326,8 +326,8 @@ func TestAnySizeRendersWithoutPanic(t *testing.T) {
 	m.Update(key("ctrl+o"))
 	for _, sz := range [][2]int{{1, 1}, {2, 1}, {1, 5}, {10, 3}, {80, 24}, {1000, 500}} {
 		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-		v := m.View()
-		if n := len(strings.Split(v.Content, "\n")); n > sz[1] {
+		v := m.Frame()
+		if n := len(strings.Split(v, "\n")); n > sz[1] {
 			t.Errorf("%dx%d: %d lines", sz[0], sz[1], n)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // The charts are read-only widgets: never focusable, they ignore every
@@ -190,19 +189,19 @@ func (b BarChart) Render(rc RenderContext) string {
 		bars, more = bars[:b.Height], len(bars)-b.Height
 	}
 	if len(bars) == 0 {
-		return dwJoin(append(lines, th.Muted.Render(Truncate("(no data)", w))), w)
+		return dwJoin(append(lines, th.Muted.Render(dwTrunc("(no data)", w))), w)
 	}
 	lo, hi := b.Range()
 	labels, values := make([]string, len(bars)), make([]string, len(bars))
 	labW, valW := 0, 0
 	for i, bar := range bars {
 		labels[i] = dwClean(bar.Label)
-		labW = max(labW, lipgloss.Width(labels[i]))
+		labW = max(labW, dwWidth(labels[i]))
 		values[i] = "n/a"
 		if dwFinite(bar.Value) {
 			values[i] = dwNum(bar.Value)
 		}
-		valW = max(valW, lipgloss.Width(values[i]))
+		valW = max(valW, dwWidth(values[i]))
 	}
 	labW = min(labW, max(1, w/3))
 	bw := w - valW - 1
@@ -224,7 +223,7 @@ func (b BarChart) Render(rc RenderContext) string {
 		lines = append(lines, sb.String())
 	}
 	if more > 0 {
-		lines = append(lines, th.Muted.Render(Truncate("… "+strconv.Itoa(more)+" more", w)))
+		lines = append(lines, th.Muted.Render(dwTrunc("… "+strconv.Itoa(more)+" more", w)))
 	}
 	return dwJoin(lines, w)
 }
@@ -267,7 +266,7 @@ func (l LineChart) Render(rc RenderContext) string {
 		}
 	}
 	if !hasData {
-		lines = append(lines, th.Muted.Render(Truncate("(no data)", w)))
+		lines = append(lines, th.Muted.Render(dwTrunc("(no data)", w)))
 		return dwJoin(dwLegend(lines, th, len(l.Series), func(i int) string { return l.Series[i].Name }, w), w)
 	}
 	h := dwPlotHeight(l.Height, defaultLineHeight)
@@ -315,7 +314,7 @@ func (s ScatterChart) Render(rc RenderContext) string {
 	}
 	name := func(i int) string { return s.Series[i].Name }
 	if !hasData {
-		lines = append(lines, th.Muted.Render(Truncate("(no data)", w)))
+		lines = append(lines, th.Muted.Render(dwTrunc("(no data)", w)))
 		return dwJoin(dwLegend(lines, th, len(s.Series), name, w), w)
 	}
 	h := dwPlotHeight(s.Height, defaultScatterHeight)
@@ -395,7 +394,7 @@ func dwNum(v float64) string {
 // dwTitle appends a chart's title line, if it has a title.
 func dwTitle(lines []string, th *Theme, title string, w int) []string {
 	if title = dwClean(title); title != "" {
-		lines = append(lines, th.Title.Render(Truncate(title, w)))
+		lines = append(lines, th.Title.Render(dwTrunc(title, w)))
 	}
 	return lines
 }
@@ -413,7 +412,7 @@ func dwPlotHeight(h, def int) int {
 // the labels would leave the plot under 4 cells they are left out.
 func dwAxis(w int, lo, hi float64) (top, bottom string, labW, pw int) {
 	top, bottom = dwNum(hi), dwNum(lo)
-	labW = max(lipgloss.Width(top), lipgloss.Width(bottom))
+	labW = max(dwWidth(top), dwWidth(bottom))
 	if pw = w - labW - 1; pw < 4 {
 		return "", "", 0, w
 	}
@@ -430,7 +429,7 @@ func dwXLabels(lines []string, th *Theme, left, right string, labW, pw int) []st
 		axis = strings.Repeat(" ", labW) + "└" + axis
 	}
 	lines = append(lines, th.Muted.Render(axis))
-	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
+	lw, rw := dwWidth(left), dwWidth(right)
 	if lw+1+rw <= pw {
 		lines = append(lines, th.Muted.Render(indent+left+strings.Repeat(" ", pw-lw-rw)+right))
 	}
@@ -453,11 +452,11 @@ func dwLegend(lines []string, th *Theme, n int, name func(int) string, w int) []
 			label = "#" + strconv.Itoa(i+1)
 		}
 		b.WriteString(th.Accent.Render(chartGlyphs[i%len(chartGlyphs)]) + " " + label)
-		if lipgloss.Width(b.String()) > w {
+		if dwWidth(b.String()) > w {
 			break // the rest would be cut anyway
 		}
 	}
-	return append(lines, Truncate(b.String(), w))
+	return append(lines, dwTrunc(b.String(), w))
 }
 
 // dwPlot is a grid of plot cells, each empty (-1) or holding the index of
@@ -503,7 +502,7 @@ func (p *dwPlot) lines(th *Theme, top, bottom string, labW int) []string {
 			case p.h - 1:
 				label, axis = bottom, "┤"
 			}
-			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-lipgloss.Width(label)) + label + axis))
+			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-dwWidth(label)) + label + axis))
 		}
 		cells := p.cells[r*p.w : (r+1)*p.w]
 		for c := 0; c < len(cells); {

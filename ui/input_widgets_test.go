@@ -425,7 +425,7 @@ func renderAt(w Widget, width int, focused bool, st LocalState) string {
 func renderSamples() []Widget {
 	huge := strings.Repeat("界a😀\u0301b", 3000)
 	hostile := "x\x1b[2J\ty\r\nz\u0085"
-	many := make([]string, 1000)
+	many := make([]string, 300)
 	for i := range many {
 		many[i] = fmt.Sprintf("option %d %s", i, huge[:i%50])
 	}
@@ -445,7 +445,7 @@ func renderSamples() []Widget {
 		PasswordField{ID: "p", Value: huge, Disabled: true},
 		Checkbox{}, Checkbox{ID: "c", Label: "Accept", Checked: true}, Checkbox{ID: "c", Label: huge, Disabled: true},
 		SelectList{}, SelectList{ID: "s", Label: "Pick", Options: []string{"a", "界b", hostile}, Selected: 1},
-		SelectList{ID: "s", Options: many, Selected: 999, Height: 5}, SelectList{ID: "s", Options: many, Selected: -7, Height: 1 << 30},
+		SelectList{ID: "s", Options: many, Selected: 299, Height: 5}, SelectList{ID: "s", Options: many, Selected: -7, Height: 1 << 30},
 		SelectList{ID: "s", Options: []string{"x", "y"}, Selected: 1, Disabled: true},
 		Tabs{}, Tabs{ID: "tb", Tabs: []string{"One", "Two 界", "Three"}, Active: 1}, Tabs{ID: "tb", Tabs: many, Active: 999},
 		Tabs{ID: "tb", Tabs: []string{huge, hostile, ""}, Active: -3}, Tabs{ID: "tb", Tabs: []string{"a", "b"}, Disabled: true},

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // Modal is a dialog drawn over the screen while Visible, trapping focus in
@@ -115,7 +114,7 @@ func (m Modal) Render(rc RenderContext) string {
 	var content []string
 	title := dwClean(m.Title)
 	if !framed && title != "" {
-		content = append(content, th.Title.Render(Truncate(title, iw)))
+		content = append(content, th.Title.Render(dwTrunc(title, iw)))
 	}
 	if m.Body != nil {
 		child := rc.Child
@@ -135,7 +134,7 @@ func (m Modal) Render(rc RenderContext) string {
 	if rc.Focused {
 		confirmStyle = th.Highlight.Bold(true)
 	}
-	cw, dw := lipgloss.Width(confirm), lipgloss.Width(dismiss)
+	cw, dw := dwWidth(confirm), dwWidth(dismiss)
 	y0 := len(content)
 	if framed {
 		y0++ // the top border
@@ -147,13 +146,13 @@ func (m Modal) Render(rc RenderContext) string {
 		l.dismiss = Rect{X: x0 + cw + 2, Y: y0, W: dw, H: 1}
 	} else {
 		content = append(content,
-			confirmStyle.Render(Truncate(confirm, iw)),
-			dismissStyle.Render(Truncate(dismiss, iw)))
+			confirmStyle.Render(dwTrunc(confirm, iw)),
+			dismissStyle.Render(dwTrunc(dismiss, iw)))
 		l.confirm = Rect{X: x0, Y: y0, W: min(cw, iw), H: 1}
 		l.dismiss = Rect{X: x0, Y: y0 + 1, W: min(dw, iw), H: 1}
 	}
 	st.Data = l
-	content = append(content, th.Muted.Render(Truncate("enter: confirm · esc: cancel", iw)))
+	content = append(content, th.Muted.Render(dwTrunc("enter: confirm · esc: cancel", iw)))
 
 	if !framed {
 		return dwJoin(content, w)
@@ -163,8 +162,8 @@ func (m Modal) Render(rc RenderContext) string {
 		border = th.FocusBorder.Bold(true)
 	}
 	lines := make([]string, 0, len(content)+2)
-	if t := Truncate(title, iw-2); t != "" {
-		fill := iw - 1 - lipgloss.Width(t) // "╔═ " title " " fill "╗" is w = iw+4 cells
+	if t := dwTrunc(title, iw-2); t != "" {
+		fill := iw - 1 - dwWidth(t) // "╔═ " title " " fill "╗" is w = iw+4 cells
 		lines = append(lines, border.Render("╔═ ")+th.Title.Render(t)+border.Render(" "+strings.Repeat("═", max(0, fill))+"╗"))
 	} else {
 		lines = append(lines, border.Render("╔"+strings.Repeat("═", iw+2)+"╗"))

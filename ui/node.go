@@ -177,11 +177,13 @@ func FocusOrder(root Node) []string {
 		scope = o
 	}
 	var ids []string
+	first := true
 	Walk(scope, func(n Node) bool {
-		if o, ok := n.(Overlay); ok && !o.Shown() {
-			return false
-		}
-		if o, ok := n.(Overlay); ok && o.Shown() && Node(o) != scope {
+		isScope := first // the first node visited is scope itself
+		first = false
+		if o, ok := n.(Overlay); ok && (!isScope || !o.Shown()) {
+			// A hidden overlay has nothing to focus. A shown one below the
+			// scope cannot exist: it would be the active overlay.
 			return false
 		}
 		if w, ok := n.(Widget); ok && w.Focusable() {

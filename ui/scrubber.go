@@ -172,13 +172,13 @@ func (s Scrubber) Render(rc RenderContext) string {
 	// Room for the label: what is left after the glyph, the suffix and a
 	// short bar.
 	label := dwClean(s.Label)
-	if room := w - 2 - lipgloss.Width(suffix) - minBar - 1; label != "" && room >= 1 {
-		label = Truncate(label, room) + " "
+	if room := w - 2 - dwWidth(suffix) - minBar - 1; label != "" && room >= 1 {
+		label = dwTrunc(label, room) + " "
 	} else {
 		label = ""
 	}
-	prefixW := 2 + lipgloss.Width(label)
-	bw := w - prefixW - lipgloss.Width(suffix)
+	prefixW := 2 + dwWidth(label)
+	bw := w - prefixW - dwWidth(suffix)
 	if bw < 1 {
 		suffix = ""
 		bw = w - prefixW

@@ -62,7 +62,7 @@ const (
 	tableMarkW      = 2  // the "› " selection mark before each row
 	tableGap        = 1  // blank cells between columns
 	tableHeaderRows = 2  // header line and separator
-	dwPage     = 10 // rows moved by PgUp/PgDn when Height is 0
+	dwPage          = 10 // rows moved by PgUp/PgDn when Height is 0
 	// dwFallbackWidth lays out clicks that arrive before the widget was
 	// ever rendered.
 	dwFallbackWidth = 80
@@ -216,7 +216,7 @@ func (t Table) Render(rc RenderContext) string {
 		return s
 	}
 	if len(t.Columns) == 0 {
-		return pick(th.Muted).Render(Truncate("(no columns)", w))
+		return pick(th.Muted).Render(dwTrunc("(no columns)", w))
 	}
 	h := t.window(st)
 	xs, ws := t.columns(w)
@@ -237,7 +237,7 @@ func (t Table) Render(rc RenderContext) string {
 			if t.SortDirection == SortDesc {
 				arrow = "▼"
 			}
-			title = Truncate(title, ws[i]-2) + " " + arrow
+			title = dwTrunc(title, ws[i]-2) + " " + arrow
 		}
 		style := pick(th.Title)
 		if focused && i == st.Col {
@@ -250,7 +250,7 @@ func (t Table) Render(rc RenderContext) string {
 		pick(th.Muted).Render(strings.Repeat("─", w)),
 	}
 	if len(t.Rows) == 0 {
-		lines = append(lines, pick(th.Muted).Render(Truncate("(no rows)", w)))
+		lines = append(lines, pick(th.Muted).Render(dwTrunc("(no rows)", w)))
 		return dwJoin(lines, w)
 	}
 	for i := st.Offset; i < st.Offset+h; i++ {
@@ -365,7 +365,7 @@ func dwClean(s string) string {
 	for _, r := range s {
 		switch {
 		case r == '\t':
-			col += lipgloss.Width(b.String()[seg:])
+			col += dwWidth(b.String()[seg:])
 			n := 8 - col%8
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
@@ -380,23 +380,53 @@ func dwClean(s string) string {
 	return b.String()
 }
 
+// dwWidth is [lipgloss.Width] for one line, with a fast path for
+// printable ASCII styled with CSI sequences, which is most of what the
+// widgets draw (grapheme segmentation dominates the cost of big tables).
+func dwWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			n++
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			// Skip parameter and intermediate bytes up to the final byte.
+			for i += 2; i < len(s) && s[i] >= 0x20 && s[i] < 0x40; i++ {
+			}
+			if i >= len(s) || s[i] > 0x7e {
+				return lipgloss.Width(s)
+			}
+		default:
+			return lipgloss.Width(s)
+		}
+	}
+	return n
+}
+
+// dwTrunc is [Truncate] with the fast width check.
+func dwTrunc(s string, w int) string {
+	if w > 0 && dwWidth(s) <= w {
+		return s
+	}
+	return Truncate(s, w)
+}
+
 // dwFit cuts s (which may be styled) to w cells with an ellipsis and pads
 // it with spaces to exactly w cells.
 func dwFit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	s = Truncate(s, w)
-	return s + strings.Repeat(" ", max(0, w-lipgloss.Width(s)))
+	s = dwTrunc(s, w)
+	return s + strings.Repeat(" ", max(0, w-dwWidth(s)))
 }
 
 // dwJoin joins lines, cutting any line wider than w cells: the last guard
 // that keeps a widget within its width whatever the theme does.
 func dwJoin(lines []string, w int) string {
 	for i, l := range lines {
-		if lipgloss.Width(l) > w {
-			lines[i] = Truncate(l, w)
-		}
+		lines[i] = dwTrunc(l, w)
 	}
 	return strings.Join(lines, "\n")
 }

@@ -184,7 +184,7 @@ func (t Tree) Render(rc RenderContext) string {
 	}
 	rows := t.Visible()
 	if len(rows) == 0 {
-		return pick(th.Muted).Render(Truncate("(empty)", w))
+		return pick(th.Muted).Render(dwTrunc("(empty)", w))
 	}
 	h := t.window(st, len(rows))
 	focused := rc.Focused && !t.Disabled

@@ -120,7 +120,7 @@ func (v Viewport) Render(rc RenderContext) string {
 		if focused {
 			style = th.Highlight.Bold(true)
 		}
-		lines = append(lines, style.Render(Truncate(dwClean(v.Title), w)))
+		lines = append(lines, style.Render(dwTrunc(dwClean(v.Title), w)))
 	}
 
 	bar := n > h && w >= 2
@@ -136,7 +136,7 @@ func (v Viewport) Render(rc RenderContext) string {
 		thumbStyle = th.Focused
 	}
 	for i := range shown {
-		text := Truncate(dwClean(v.Lines[off+i]), cw)
+		text := dwTrunc(dwClean(v.Lines[off+i]), cw)
 		if !bar {
 			lines = append(lines, pick(th.Normal).Render(text))
 			continue
@@ -156,6 +156,6 @@ func (v Viewport) Render(rc RenderContext) string {
 	if focused {
 		statusStyle = th.Focused
 	}
-	lines = append(lines, statusStyle.Render(Truncate(status, w)))
+	lines = append(lines, statusStyle.Render(dwTrunc(status, w)))
 	return dwJoin(lines, w)
 }

@@ -1,0 +1,265 @@
+// Command raxol-load opens many real SSH sessions with PTYs against a
+// raxol-ssh server and reports what they cost the server, read from the
+// server's own /metrics: resident memory and Go heap per session, CPU used
+// while the sessions sit idle, and keystroke round-trip latency.
+//
+// It only talks to the addresses it is given, which should be loopback,
+// and stops by itself after --hold.
+//
+//	go run ./cmd/raxol-ssh --max-per-ip 2000 --max-sessions-per-user 2000 --max-connections 2000 &
+//	go run ./cmd/raxol-load --sessions 1000 --hold 30s
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "raxol-load:", err)
+		os.Exit(1)
+	}
+}
+
+type client struct {
+	conn  *gossh.Client
+	sess  *gossh.Session
+	stdin io.WriteCloser
+	bytes atomic.Int64
+	out   chan struct{} // signalled on output
+}
+
+func run() error {
+	sshAddr := flag.String("ssh", "127.0.0.1:2222", "server SSH address")
+	metricsURL := flag.String("metrics", "http://127.0.0.1:8080/metrics", "server metrics URL")
+	n := flag.Int("sessions", 100, "sessions to open")
+	parallel := flag.Int("parallel", 16, "connections opened at once")
+	hold := flag.Duration("hold", 10*time.Second, "how long the sessions stay open and idle")
+	keys := flag.Int("keys", 200, "keystroke round trips to time (spread over the sessions)")
+	flag.Parse()
+
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return err
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		return err
+	}
+	cfg := &gossh.ClientConfig{
+		User:            "load",
+		Auth:            []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+		Timeout:         30 * time.Second,
+	}
+
+	before, err := scrape(*metricsURL)
+	if err != nil {
+		return fmt.Errorf("scrape before: %w", err)
+	}
+	fmt.Printf("server before: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f sessions=%.0f\n",
+		before["process_resident_memory_bytes"]/(1<<20), before["go_memstats_heap_inuse_bytes"]/(1<<20),
+		before["go_goroutines"], before["raxol_sessions_open"])
+
+	start := time.Now()
+	clients := make([]*client, *n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, *parallel)
+	var failures atomic.Int64
+	var firstErr atomic.Value
+	for i := range clients {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c, err := open(*sshAddr, cfg)
+			if err != nil {
+				failures.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+				return
+			}
+			clients[i] = c
+		})
+	}
+	wg.Wait()
+	clients = slices.DeleteFunc(clients, func(c *client) bool { return c == nil })
+	fmt.Printf("opened %d sessions in %s (%d failed)\n", len(clients), time.Since(start).Round(time.Millisecond), failures.Load())
+	if e := firstErr.Load(); e != nil {
+		fmt.Printf("first failure: %v\n", e)
+	}
+	defer func() {
+		for _, c := range clients {
+			_ = c.sess.Close()
+			_ = c.conn.Close()
+		}
+	}()
+	if len(clients) == 0 {
+		return errors.New("no session opened")
+	}
+
+	// Let first frames settle, then measure an idle period.
+	time.Sleep(2 * time.Second)
+	idleStart, err := scrape(*metricsURL)
+	if err != nil {
+		return err
+	}
+	time.Sleep(*hold)
+	idleEnd, err := scrape(*metricsURL)
+	if err != nil {
+		return err
+	}
+	open := idleEnd["raxol_sessions_open"]
+	cpu := idleEnd["process_cpu_seconds_total"] - idleStart["process_cpu_seconds_total"]
+	rss := idleEnd["process_resident_memory_bytes"] - before["process_resident_memory_bytes"]
+	heap := idleEnd["go_memstats_heap_inuse_bytes"] - before["go_memstats_heap_inuse_bytes"]
+	fmt.Printf("server with sessions: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f sessions=%.0f\n",
+		idleEnd["process_resident_memory_bytes"]/(1<<20), idleEnd["go_memstats_heap_inuse_bytes"]/(1<<20),
+		idleEnd["go_goroutines"], open)
+	if open > 0 {
+		fmt.Printf("per session: rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n",
+			rss/open/1024, heap/open/1024, (idleEnd["go_goroutines"]-before["go_goroutines"])/open)
+	}
+	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
+		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
+
+	// Keystroke round trips: a key in, the first byte of the redraw out.
+	var lat []time.Duration
+	for i := 0; i < *keys; i++ {
+		c := clients[i%len(clients)]
+		drain(c.out)
+		key := "\t"
+		if i%2 == 1 {
+			key = "\x1b[Z"
+		}
+		t0 := time.Now()
+		if _, err := io.WriteString(c.stdin, key); err != nil {
+			return err
+		}
+		select {
+		case <-c.out:
+			lat = append(lat, time.Since(t0))
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("no redraw within 5s after a key")
+		}
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		fmt.Printf("keystroke round trip over %d keys: p50=%s p90=%s p99=%s max=%s\n", len(lat),
+			lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)*99/100], lat[len(lat)-1])
+	}
+	return nil
+}
+
+func drain(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		case <-time.After(20 * time.Millisecond):
+			return
+		}
+	}
+}
+
+func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
+	conn, err := gossh.Dial("tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := conn.NewSession()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := sess.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	stdin, err := sess.StdinPipe()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	stdout, err := sess.StdoutPipe()
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := sess.Shell(); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1)}
+	first := make(chan struct{})
+	go func() {
+		buf := make([]byte, 32<<10)
+		once := sync.OnceFunc(func() { close(first) })
+		for {
+			n, err := stdout.Read(buf)
+			if n > 0 {
+				c.bytes.Add(int64(n))
+				once()
+				select {
+				case c.out <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		conn.Close()
+		return nil, errors.New("no first frame within 30s")
+	}
+	return c, nil
+}
+
+// scrape reads the unlabelled samples of a Prometheus text exposition.
+func scrape(url string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || strings.Contains(line, "{") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out, sc.Err()
+}

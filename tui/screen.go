@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// screen draws frames on one terminal on demand, sending only the cells
+// that changed since the previous frame (ultraviolet's diffing renderer,
+// the engine Bubble Tea's own renderer uses).
+//
+// Bubble Tea's renderer redraws from a 60 Hz ticker in every program, which
+// costs CPU for every idle session; this one does nothing until there is a
+// new frame. It is used only from the program's event loop goroutine.
+type screen struct {
+	w             io.Writer
+	buf           bytes.Buffer
+	scr           *uv.TerminalRenderer
+	cells         uv.ScreenBuffer
+	width, height int
+	last          string // content of the last frame drawn
+	dirty         bool   // the next draw must happen even if content is unchanged
+	started       bool
+	closed        bool
+}
+
+func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
+	s := &screen{w: w, width: max(width, 1), height: max(height, 1), dirty: true}
+	s.scr = uv.NewTerminalRenderer(&s.buf, env)
+	s.scr.SetColorProfile(profile)
+	s.scr.SetTabStops(-1)
+	s.scr.SetScrollOptim(true)
+	s.cells = uv.NewScreenBuffer(s.width, s.height)
+	s.scr.Resize(s.width, s.height)
+	return s
+}
+
+// start switches the terminal to the alternate screen with mouse reporting
+// and bracketed paste, and hides the cursor.
+func (s *screen) start(title string) {
+	if s.started {
+		return
+	}
+	s.started = true
+	s.scr.SaveCursor()
+	s.buf.WriteString(ansi.SetModeAltScreenSaveCursor)
+	s.scr.SetFullscreen(true)
+	s.scr.SetRelativeCursor(false)
+	s.scr.Erase()
+	s.buf.WriteString(ansi.ResetModeTextCursorEnable)
+	s.buf.WriteString(ansi.SetModeBracketedPaste)
+	s.buf.WriteString(ansi.SetModeMouseButtonEvent + ansi.SetModeMouseExtSgr)
+	if title != "" {
+		s.buf.WriteString(ansi.SetWindowTitle(title))
+	}
+}
+
+// resize adapts to a new terminal size; the next draw repaints everything.
+func (s *screen) resize(width, height int) {
+	width, height = max(width, 1), max(height, 1)
+	if width == s.width && height == s.height {
+		return
+	}
+	s.width, s.height = width, height
+	s.scr.Erase()
+	s.scr.Resize(width, height)
+	s.cells.Resize(width, height)
+	s.dirty = true
+}
+
+// draw shows content (at most height lines of styled text). It writes
+// nothing when the frame is unchanged.
+func (s *screen) draw(content string) error {
+	if s.closed || (!s.dirty && content == s.last) {
+		return nil
+	}
+	s.dirty = false
+	s.last = content
+	s.cells.Clear()
+	uv.NewStyledString(content).Draw(&s.cells, s.cells.Bounds())
+	s.scr.Render(s.cells.RenderBuffer)
+	if err := s.scr.Flush(); err != nil {
+		return fmt.Errorf("tui: render: %w", err)
+	}
+	return s.flush()
+}
+
+// close restores the terminal: mouse and paste modes off, cursor shown,
+// main screen back.
+func (s *screen) close() error {
+	if s.closed || !s.started {
+		s.closed = true
+		return nil
+	}
+	s.closed = true
+	s.scr.MoveTo(0, s.height-1)
+	_ = s.scr.Flush()
+	s.buf.WriteString(ansi.ResetModeMouseButtonEvent + ansi.ResetModeMouseAnyEvent + ansi.ResetModeMouseExtSgr)
+	s.buf.WriteString(ansi.ResetModeBracketedPaste)
+	s.scr.Erase()
+	s.scr.SetRelativeCursor(true)
+	s.scr.SetFullscreen(false)
+	s.buf.WriteString(ansi.ResetModeAltScreenSaveCursor)
+	s.scr.RestoreCursor()
+	_ = s.scr.Flush()
+	s.buf.WriteString(ansi.SetModeTextCursorEnable)
+	return s.flush()
+}
+
+func (s *screen) flush() error {
+	if s.buf.Len() == 0 {
+		return nil
+	}
+	_, err := s.w.Write(s.buf.Bytes())
+	s.buf.Reset()
+	if err != nil {
+		return fmt.Errorf("tui: write: %w", err)
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -21,7 +22,6 @@ type screen struct {
 	w             io.Writer
 	buf           bytes.Buffer
 	scr           *uv.TerminalRenderer
-	cells         uv.ScreenBuffer
 	width, height int
 	last          string // content of the last frame drawn
 	dirty         bool   // the next draw must happen even if content is unchanged
@@ -35,16 +35,20 @@ func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, h
 	s.scr.SetColorProfile(profile)
 	s.scr.SetTabStops(-1)
 	s.scr.SetScrollOptim(true)
-	s.cells = uv.NewScreenBuffer(s.width, s.height)
 	s.scr.Resize(s.width, s.height)
 	return s
 }
 
+// frames holds the buffers new frames are composed in. A frame buffer is
+// needed only while drawing (the renderer keeps its own copy of what the
+// terminal shows), so idle sessions share none and busy ones reuse them.
+var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
+
 // start switches the terminal to the alternate screen with mouse reporting
 // and bracketed paste, and hides the cursor.
-func (s *screen) start(title string) {
+func (s *screen) start(title string) error {
 	if s.started {
-		return
+		return nil
 	}
 	s.started = true
 	s.scr.SaveCursor()
@@ -58,6 +62,7 @@ func (s *screen) start(title string) {
 	if title != "" {
 		s.buf.WriteString(ansi.SetWindowTitle(title))
 	}
+	return s.flush()
 }
 
 // resize adapts to a new terminal size; the next draw repaints everything.
@@ -69,7 +74,6 @@ func (s *screen) resize(width, height int) {
 	s.width, s.height = width, height
 	s.scr.Erase()
 	s.scr.Resize(width, height)
-	s.cells.Resize(width, height)
 	s.dirty = true
 }
 
@@ -81,9 +85,18 @@ func (s *screen) draw(content string) error {
 	}
 	s.dirty = false
 	s.last = content
-	s.cells.Clear()
-	uv.NewStyledString(content).Draw(&s.cells, s.cells.Bounds())
-	s.scr.Render(s.cells.RenderBuffer)
+	buf := frames.Get().(*uv.ScreenBuffer)
+	defer frames.Put(buf)
+	if buf.Width() != s.width || buf.Height() != s.height {
+		buf.Resize(s.width, s.height)
+	}
+	buf.Clear()
+	// Another terminal may have used this buffer last: compare every line.
+	for y := range s.height {
+		buf.TouchLine(0, y, s.width)
+	}
+	uv.NewStyledString(content).Draw(buf, buf.Bounds())
+	s.scr.Render(buf.RenderBuffer)
 	if err := s.scr.Flush(); err != nil {
 		return fmt.Errorf("tui: render: %w", err)
 	}

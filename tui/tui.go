@@ -135,7 +135,8 @@ func (m *Model) Focus() string { return m.focus }
 // Init draws the first frame and starts waiting for snapshots.
 func (m *Model) Init() tea.Cmd {
 	if m.scr != nil {
-		m.scr.start("raxol-ssh · " + m.sess.App)
+		// A failed write means the client is gone; the session ends with it.
+		_ = m.scr.start("raxol-ssh · " + m.sess.App)
 	}
 	return tea.Batch(m.waitSnapshot(), m.redraw())
 }

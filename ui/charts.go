@@ -270,7 +270,7 @@ func (l LineChart) Render(rc RenderContext) string {
 		return dwJoin(dwLegend(lines, th, len(l.Series), func(i int) string { return l.Series[i].Name }, w), w)
 	}
 	h := dwPlotHeight(l.Height, defaultLineHeight)
-	top, bottom, labW, pw := dwAxis(w, lo, hi)
+	labels, labW, pw := dwAxis(w, h, lo, hi)
 	p := newDWPlot(h, pw)
 	col := func(i int) int {
 		if n == 1 {
@@ -295,8 +295,12 @@ func (l LineChart) Render(rc RenderContext) string {
 			}
 		}
 	}
-	lines = append(lines, p.lines(th, top, bottom, labW)...)
-	lines = dwXLabels(lines, th, "0", strconv.Itoa(max(0, n-1)), labW, pw)
+	lines = append(lines, p.lines(th, labels, labW)...)
+	last := ""
+	if n > 1 {
+		last = strconv.Itoa(n - 1)
+	}
+	lines = dwXLabels(lines, th, "0", last, labW, pw)
 	return dwJoin(dwLegend(lines, th, len(l.Series), func(i int) string { return l.Series[i].Name }, w), w)
 }
 
@@ -318,7 +322,7 @@ func (s ScatterChart) Render(rc RenderContext) string {
 		return dwJoin(dwLegend(lines, th, len(s.Series), name, w), w)
 	}
 	h := dwPlotHeight(s.Height, defaultScatterHeight)
-	top, bottom, labW, pw := dwAxis(w, ymin, ymax)
+	labels, labW, pw := dwAxis(w, h, ymin, ymax)
 	p := newDWPlot(h, pw)
 	for si, ser := range s.Series {
 		for _, pt := range ser.Points {
@@ -329,8 +333,12 @@ func (s ScatterChart) Render(rc RenderContext) string {
 			p.set(p.row(pt.Y, ymin, ymax), c, si)
 		}
 	}
-	lines = append(lines, p.lines(th, top, bottom, labW)...)
-	lines = dwXLabels(lines, th, dwNum(xmin), dwNum(xmax), labW, pw)
+	lines = append(lines, p.lines(th, labels, labW)...)
+	last := ""
+	if xmax != xmin {
+		last = dwNum(xmax)
+	}
+	lines = dwXLabels(lines, th, dwNum(xmin), last, labW, pw)
 	return dwJoin(dwLegend(lines, th, len(s.Series), name, w), w)
 }
 
@@ -407,20 +415,30 @@ func dwPlotHeight(h, def int) int {
 	return min(h, maxPlotRows)
 }
 
-// dwAxis splits width w between the y-axis labels (top for hi, bottom for
-// lo, labW cells plus one for the axis line) and the plot (pw cells). When
-// the labels would leave the plot under 4 cells they are left out.
-func dwAxis(w int, lo, hi float64) (top, bottom string, labW, pw int) {
-	top, bottom = dwNum(hi), dwNum(lo)
-	labW = max(dwWidth(top), dwWidth(bottom))
-	if pw = w - labW - 1; pw < 4 {
-		return "", "", 0, w
+// dwAxis splits width w between the y-axis labels (labW cells plus one
+// for the axis line) and the plot (pw cells), and returns the labels by
+// plot row: hi on the top row and lo on the bottom one, or, for a flat
+// range, the one value on the middle row where it is plotted. When the
+// labels would leave the plot under 4 cells they are left out.
+func dwAxis(w, h int, lo, hi float64) (labels map[int]string, labW, pw int) {
+	if lo == hi {
+		labels = map[int]string{int(math.Round(0.5 * float64(h-1))): dwNum(hi)}
+	} else {
+		labels = map[int]string{h - 1: dwNum(lo)}
+		labels[0] = dwNum(hi) // after lo, so that it wins when h is 1
 	}
-	return top, bottom, labW, pw
+	for _, l := range labels {
+		labW = max(labW, dwWidth(l))
+	}
+	if pw = w - labW - 1; pw < 4 {
+		return nil, 0, w
+	}
+	return labels, labW, pw
 }
 
 // dwXLabels appends the bottom axis line and, if they fit, the labels of
-// the x range under its two ends.
+// the x range under its two ends (right may be empty, for a one-point
+// range).
 func dwXLabels(lines []string, th *Theme, left, right string, labW, pw int) []string {
 	indent := ""
 	axis := strings.Repeat("─", pw)
@@ -430,7 +448,10 @@ func dwXLabels(lines []string, th *Theme, left, right string, labW, pw int) []st
 	}
 	lines = append(lines, th.Muted.Render(axis))
 	lw, rw := dwWidth(left), dwWidth(right)
-	if lw+1+rw <= pw {
+	switch {
+	case right == "" && lw <= pw:
+		lines = append(lines, th.Muted.Render(indent+left))
+	case right != "" && lw+1+rw <= pw:
 		lines = append(lines, th.Muted.Render(indent+left+strings.Repeat(" ", pw-lw-rw)+right))
 	}
 	return lines
@@ -488,19 +509,18 @@ func (p *dwPlot) set(row, col, s int) {
 	}
 }
 
-// lines draws the plot rows, with the y labels top and bottom (right
-// aligned in labW cells) and the axis line when labW > 0.
-func (p *dwPlot) lines(th *Theme, top, bottom string, labW int) []string {
+// lines draws the plot rows, with the y labels (right aligned in labW
+// cells) and the axis line when labW > 0; the axis ticks ("┤") mark the
+// labelled rows.
+func (p *dwPlot) lines(th *Theme, labels map[int]string, labW int) []string {
 	out := make([]string, 0, p.h)
 	for r := range p.h {
 		var b strings.Builder
 		if labW > 0 {
-			label, axis := "", "│"
-			switch r {
-			case 0:
-				label, axis = top, "┤"
-			case p.h - 1:
-				label, axis = bottom, "┤"
+			label, ok := labels[r]
+			axis := "│"
+			if ok {
+				axis = "┤"
 			}
 			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-dwWidth(label)) + label + axis))
 		}

@@ -390,11 +390,11 @@ func dwRender(t *testing.T, w Widget, width int, focused bool, st *LocalState) s
 
 func TestDisplayWidgetsRenderWithinWidth(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
-	big := Table{ID: "big", Columns: []TableColumn{{Key: "a", Title: "A"}, {Key: "b", Title: "Bee", Width: 1 << 40}, {Key: "c", Title: "Sea", Width: -4}}, Rows: dwRows(150), Selected: 149}
+	big := Table{ID: "big", Columns: []TableColumn{{Key: "a", Title: "A"}, {Key: "b", Title: "Bee", Width: 1 << 40}, {Key: "c", Title: "Sea", Width: -4}}, Rows: dwRows(60), Selected: 59}
 	big.Rows[3] = []string{"tab\there", "ctl\x1b[31mred\x07", "wide 漢字漢字", "extra", "cells"}
 	big.Rows[4] = nil
 	deep := TreeNode{ID: "leaf", Label: "deep leaf"}
-	for i := range 150 {
+	for i := range 60 {
 		deep = TreeNode{ID: fmt.Sprint("n", i), Label: strings.Repeat("label ", 5), Expanded: true, Children: []TreeNode{deep}}
 	}
 	manyBars := make([]Bar, 500)
@@ -418,6 +418,7 @@ func TestDisplayWidgetsRenderWithinWidth(t *testing.T) {
 		dwWith(dwTable, func(t *Table) { t.Height, t.Selected = -3, 1<<40 }),
 		dwWith(dwTable, func(t *Table) { t.Height = math.MaxInt }),
 		big,
+		Table{ID: "long", Columns: dwTable.Columns, Rows: dwRows(10000), Selected: 9000, Height: 10},
 		Table{ID: "blank"},
 		dwTree,
 		dwWith(dwTree, func(t *Tree) { t.Selected, t.Height = "a2", 2 }),
@@ -454,7 +455,7 @@ func TestDisplayWidgetsRenderWithinWidth(t *testing.T) {
 		LineChart{ID: "one", Series: []Series{{"single", []float64{3}}}},
 		LineChart{ID: "flat", Series: []Series{{"flat", []float64{2, 2, 2, 2}}}},
 		LineChart{ID: "nan", Series: []Series{{"nan", []float64{nan, inf, -inf}}}},
-		LineChart{ID: "long", Series: []Series{{"sin", longSeries}, {"", []float64{-1, 1}}}, Height: 1 << 30},
+		LineChart{ID: "long", Series: []Series{{"sin", longSeries}, {"", []float64{-1, 1}}}, Height: 40},
 		LineChart{ID: "extreme", Series: []Series{{"x", []float64{-math.MaxFloat64, math.MaxFloat64, 0}}}, Height: 1},
 		LineChart{ID: "noseries"},
 		ScatterChart{ID: "scatter", Title: "Points", Series: []ScatterSeries{{"a", []Point{{1, 1}, {2, 4}, {3, 9}}}, {"b", []Point{{1, 8}, {nan, 2}, {2, inf}}}}},
@@ -565,6 +566,12 @@ func TestDisplayWidgetsRenderContent(t *testing.T) {
 	}
 
 	// Charts.
+	if got := len(strings.Split(plain(LineChart{Series: []Series{{"x", []float64{1, 2}}}, Height: 1 << 40}, 40, false, nil), "\n")); got != 500+3 {
+		t.Errorf("line chart with a huge Height has %d lines, want 500 plot rows, axis, x labels, legend", got)
+	}
+	if got := len(strings.Split(plain(ScatterChart{Series: []ScatterSeries{{"x", []Point{{1, 2}}}}, Height: math.MaxInt}, 40, false, nil), "\n")); got != 500+3 {
+		t.Errorf("scatter chart with a huge Height has %d lines, want 500 plot rows, axis, x labels, legend", got)
+	}
 	out = plain(BarChart{Title: "Sales", Bars: []Bar{{"north", 42}, {"south", 21}, {"west", 0}}}, 40, false, nil)
 	contains("bar chart", out, "Sales", "north ", "████", " 42", "south", " 21", " 0")
 	lines := strings.Split(out, "\n")
@@ -577,6 +584,10 @@ func TestDisplayWidgetsRenderContent(t *testing.T) {
 	contains("line chart", out, "CPU", "8┤", "1┤", "└───", "• cpu", "× mem", "•", "×")
 	if got := len(strings.Split(out, "\n")); got != 1+8+2+1 {
 		t.Errorf("line chart has %d lines, want title, 8 plot rows, axis, x labels, legend:\n%s", got, out)
+	}
+	out = plain(LineChart{Series: []Series{{"flat", []float64{3, 3, 3}}}, Height: 5}, 40, false, nil)
+	if strings.Count(out, "3┤") != 1 || !strings.Contains(strings.Split(out, "\n")[2], "3┤•") {
+		t.Errorf("flat line chart: want the one value labelled once, on the middle row where it is drawn:\n%s", out)
 	}
 	contains("line chart no data", plain(LineChart{Series: []Series{{"x", []float64{math.NaN()}}}}, 60, false, nil), "(no data)", "• x")
 	out = plain(ScatterChart{Title: "Pts", Series: []ScatterSeries{{"a", []Point{{1, 1}, {3, 9}}}, {"b", []Point{{2, 5}}}}}, 60, false, nil)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // RenderOptions says how to draw a tree for one terminal.
@@ -61,7 +62,10 @@ func (f Frame) HitTest(x, y int) (id string, rel ClickEvent, ok bool) {
 func Render(root Node, opts RenderOptions) Frame {
 	r := newRenderer(opts)
 	base := r.node(root, r.width)
-	content := clip(base.text, r.width, r.height)
+	if len(base.lines) > r.height {
+		base.lines = base.lines[:r.height]
+	}
+	content := strings.Join(base.lines, "\n")
 	hits := clipHits(base.hits, r.width, r.height)
 
 	for _, o := range r.overlays {
@@ -74,13 +78,15 @@ func Render(root Node, opts RenderOptions) Frame {
 			ow = r.width
 		}
 		ob := r.widget(w, ow)
-		ob.text = clip(ob.text, r.width, r.height)
-		x := max(0, (r.width-lipgloss.Width(ob.text))/2)
-		y := max(0, (r.height-lipgloss.Height(ob.text))/2)
+		if len(ob.lines) > r.height {
+			ob.lines = ob.lines[:r.height]
+		}
+		x := max(0, (r.width-ob.w)/2)
+		y := max(0, (r.height-len(ob.lines))/2)
 		canvas := lipgloss.NewCanvas(r.width, r.height)
 		canvas.Compose(lipgloss.NewCompositor(
 			lipgloss.NewLayer(content),
-			lipgloss.NewLayer(ob.text).X(x).Y(y).Z(1),
+			lipgloss.NewLayer(strings.Join(ob.lines, "\n")).X(x).Y(y).Z(1),
 		))
 		content = canvas.Render()
 		for _, h := range ob.hits {
@@ -99,7 +105,7 @@ func RenderNode(n Node, width int, opts RenderOptions) string {
 	opts.Width = width
 	r := newRenderer(opts)
 	r.inOverlay = true
-	return r.node(n, r.width).text
+	return strings.Join(r.node(n, r.width).lines, "\n")
 }
 
 type renderer struct {
@@ -131,9 +137,29 @@ func newRenderer(opts RenderOptions) *renderer {
 	return r
 }
 
+// block is a rendered subtree: lines no wider than the width it was
+// rendered at, the widest line's width, and the widgets drawn in it.
 type block struct {
-	text string
-	hits []Hit
+	lines []string
+	w     int
+	hits  []Hit
+}
+
+func (b *block) empty() bool { return len(b.lines) == 0 && len(b.hits) == 0 }
+
+// linesOf splits text into lines, cutting any line wider than width.
+func linesOf(text string, width int) block {
+	lines := strings.Split(text, "\n")
+	b := block{lines: lines}
+	for i, l := range lines {
+		lw := lineWidth(l)
+		if lw > width {
+			l = ansi.Truncate(l, width, "")
+			lines[i], lw = l, lineWidth(l)
+		}
+		b.w = max(b.w, lw)
+	}
+	return b
 }
 
 func (r *renderer) node(n Node, width int) block {
@@ -162,8 +188,11 @@ func (r *renderer) node(n Node, width int) block {
 	case Box:
 		return r.box(n, width)
 	case Text:
-		st := r.theme.Normal.Bold(n.Bold).Faint(n.Faint).Width(width)
-		return block{text: st.Render(n.Text)}
+		st := r.theme.Normal.Bold(n.Bold).Faint(n.Faint)
+		if !strings.Contains(n.Text, "\n") && lineWidth(n.Text) <= width {
+			return linesOf(st.Render(n.Text), width)
+		}
+		return linesOf(st.Width(width).Render(n.Text), width)
 	default:
 		return r.column(n.Children(), 0, width)
 	}
@@ -184,34 +213,32 @@ func (r *renderer) widget(w Widget, width int) block {
 			return RenderNode(n, w, r.opts)
 		},
 	}
-	text := lipgloss.NewStyle().MaxWidth(width).Render(w.Render(rc))
-	return block{
-		text: text,
-		hits: []Hit{{ID: id, Rect: Rect{W: lipgloss.Width(text), H: lipgloss.Height(text)}}},
-	}
+	b := linesOf(w.Render(rc), width)
+	b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+	return b
 }
 
 func (r *renderer) column(items []Node, gap, width int) block {
-	var parts []string
-	var hits []Hit
-	y := 0
+	var out block
 	for _, it := range items {
 		b := r.node(it, width)
-		if b.text == "" && len(b.hits) == 0 {
+		if b.empty() {
 			continue
 		}
-		if len(parts) > 0 && gap > 0 {
-			parts = append(parts, strings.Repeat("\n", gap-1))
-			y += gap
+		if len(out.lines) > 0 {
+			for range gap {
+				out.lines = append(out.lines, "")
+			}
 		}
+		y := len(out.lines)
 		for _, h := range b.hits {
 			h.Rect.Y += y
-			hits = append(hits, h)
+			out.hits = append(out.hits, h)
 		}
-		parts = append(parts, b.text)
-		y += lipgloss.Height(b.text)
+		out.lines = append(out.lines, b.lines...)
+		out.w = max(out.w, b.w)
 	}
-	return block{text: strings.Join(parts, "\n"), hits: hits}
+	return out
 }
 
 func (r *renderer) row(items []Node, gap, width int) block {
@@ -227,24 +254,40 @@ func (r *renderer) row(items []Node, gap, width int) block {
 		return block{}
 	}
 	childW := max(1, (width-gap*(n-1))/n)
-	var parts []string
-	var hits []Hit
-	x := 0
+	blocks := make([]block, n)
+	height := 0
 	for i, it := range visible {
-		b := r.node(it, childW)
-		text := lipgloss.NewStyle().Width(childW).MaxWidth(childW).Render(b.text)
-		if i > 0 && gap > 0 {
-			parts = append(parts, strings.Repeat(" ", gap))
-			x += gap
+		blocks[i] = r.node(it, childW)
+		height = max(height, len(blocks[i].lines))
+	}
+	var out block
+	out.lines = make([]string, height)
+	spacer := strings.Repeat(" ", gap)
+	blank := strings.Repeat(" ", childW)
+	var sb strings.Builder
+	for y := range height {
+		sb.Reset()
+		for i, b := range blocks {
+			if i > 0 {
+				sb.WriteString(spacer)
+			}
+			if y < len(b.lines) {
+				sb.WriteString(padLine(b.lines[y], childW))
+			} else {
+				sb.WriteString(blank)
+			}
 		}
+		out.lines[y] = sb.String()
+	}
+	out.w = n*childW + gap*(n-1)
+	for i, b := range blocks {
+		x := i * (childW + gap)
 		for _, h := range b.hits {
 			h.Rect.X += x
-			hits = append(hits, h)
+			out.hits = append(out.hits, h)
 		}
-		parts = append(parts, text)
-		x += childW
 	}
-	return block{text: lipgloss.JoinHorizontal(lipgloss.Top, parts...), hits: hits}
+	return out
 }
 
 func (r *renderer) box(b Box, width int) block {
@@ -257,28 +300,31 @@ func (r *renderer) box(b Box, width int) block {
 			break
 		}
 	}
-	lines := strings.Split(child.text, "\n")
-	var sb strings.Builder
+	out := block{w: inner + 2, lines: make([]string, 0, len(child.lines)+2)}
 	title := b.Title
 	if title != "" && inner >= 5 {
 		title = Truncate(title, inner-4)
-		fill := inner - 3 - lipgloss.Width(title)
-		sb.WriteString(border.Render("╭─ ") + r.theme.Title.Render(title) + border.Render(" "+strings.Repeat("─", max(0, fill-1))+"╮"))
+		fill := inner - 3 - lineWidth(title)
+		out.lines = append(out.lines, border.Render("╭─ ")+r.theme.Title.Render(title)+border.Render(" "+strings.Repeat("─", max(0, fill-1))+"╮"))
 	} else {
-		sb.WriteString(border.Render("╭" + strings.Repeat("─", inner) + "╮"))
+		out.lines = append(out.lines, border.Render("╭"+strings.Repeat("─", inner)+"╮"))
 	}
-	pad := lipgloss.NewStyle().Width(inner).MaxWidth(inner)
+	side := border.Render("│")
+	lines := child.lines
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
 	for _, l := range lines {
-		sb.WriteString("\n" + border.Render("│") + pad.Render(l) + border.Render("│"))
+		out.lines = append(out.lines, side+padLine(l, inner)+side)
 	}
-	sb.WriteString("\n" + border.Render("╰"+strings.Repeat("─", inner)+"╯"))
-	hits := make([]Hit, 0, len(child.hits))
+	out.lines = append(out.lines, border.Render("╰"+strings.Repeat("─", inner)+"╯"))
+	out.hits = make([]Hit, 0, len(child.hits))
 	for _, h := range child.hits {
 		h.Rect.X++
 		h.Rect.Y++
-		hits = append(hits, h)
+		out.hits = append(out.hits, h)
 	}
-	return block{text: sb.String(), hits: hits}
+	return out
 }
 
 // Truncate cuts s to at most w cells, marking the cut with an ellipsis.
@@ -286,22 +332,48 @@ func Truncate(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if lipgloss.Width(s) <= w {
+	if lineWidth(s) <= w {
 		return s
 	}
 	if w == 1 {
 		return "…"
 	}
-	return lipgloss.NewStyle().MaxWidth(w-1).Render(s) + "…"
+	return ansi.Truncate(s, w-1, "") + "…"
 }
 
-// clip keeps at most h lines of at most w cells.
-func clip(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > h {
-		lines = lines[:h]
+// lineWidth is the number of cells one line of styled text takes. ASCII
+// text with CSI sequences (colors, attributes), the common case, is
+// measured without grapheme segmentation.
+func lineWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			n++
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			i += 2
+			for i < len(s) && (s[i] < 0x40 || s[i] > 0x7e) {
+				i++
+			}
+		default:
+			return ansi.StringWidth(s)
+		}
 	}
-	return lipgloss.NewStyle().MaxWidth(w).Render(strings.Join(lines, "\n"))
+	return n
+}
+
+// padLine pads or cuts one line to exactly w cells.
+func padLine(l string, w int) string {
+	lw := lineWidth(l)
+	if lw > w {
+		l = ansi.Truncate(l, w, "")
+		lw = lineWidth(l)
+	}
+	if lw < w {
+		return l + strings.Repeat(" ", w-lw)
+	}
+	return l
 }
 
 func clipHits(hits []Hit, w, h int) []Hit {

@@ -22,8 +22,11 @@ type TreeNode struct {
 // TreeRow is one visible row of a [Tree]: a node, its depth (0 for a root
 // node) and the id of its parent ("" for a root node).
 type TreeRow struct {
-	Node   TreeNode
-	Depth  int
+	// Node is the node shown on the row.
+	Node TreeNode
+	// Depth is the node's nesting level, 0 for a root node.
+	Depth int
+	// Parent is the id of the node's parent, "" for a root node.
 	Parent string
 }
 

@@ -184,7 +184,8 @@ type client struct {
 	exited     chan struct{} // closed when sess.Wait returned
 	exitErr    error         // sess.Wait's result, set before exited is closed
 
-	proxy *stallProxy // nil unless clientOpts.proxy
+	proxy    *stallProxy // nil unless clientOpts.proxy
+	ownsConn bool        // Close closes conn
 
 	closeOnce sync.Once
 }
@@ -225,7 +226,7 @@ func dialSSH(t testing.TB, addr string, o clientOpts) (*gossh.Client, error) {
 	return gossh.NewClient(c, chans, reqs), nil
 }
 
-// connect dials srv, starts a shell and returns the client; it is closed
+// connect dials addr, starts a shell and returns the client; it is closed
 // when the test ends.
 func connect(t testing.TB, addr string, o clientOpts) *client {
 	t.Helper()
@@ -236,8 +237,21 @@ func connect(t testing.TB, addr string, o clientOpts) *client {
 	}
 	conn, err := dialSSH(t, addr, o)
 	if err != nil {
+		if proxy != nil {
+			proxy.close()
+		}
 		t.Fatalf("dial %s: %v", addr, err)
 	}
+	c := connectOn(t, conn, o)
+	c.ownsConn = true
+	c.proxy = proxy
+	return c
+}
+
+// connectOn starts a shell in a new session on conn, which the client
+// does not close.
+func connectOn(t testing.TB, conn *gossh.Client, o clientOpts) *client {
+	t.Helper()
 	if o.w == 0 {
 		o.w = 100
 	}
@@ -250,7 +264,6 @@ func connect(t testing.TB, addr string, o clientOpts) *client {
 		w:          o.w,
 		h:          o.h,
 		noRead:     o.noRead,
-		proxy:      proxy,
 		em:         vt.NewEmulator(o.w, o.h),
 		stderrDone: make(chan struct{}),
 		stdoutDone: make(chan struct{}),
@@ -262,6 +275,7 @@ func connect(t testing.TB, addr string, o clientOpts) *client {
 		c.Close()
 		t.Fatalf("%s: %v", what, err)
 	}
+	var err error
 	if c.sess, err = conn.NewSession(); err != nil {
 		fail("NewSession", err)
 	}
@@ -336,7 +350,9 @@ func (c *client) Close() {
 		if c.sess != nil {
 			_ = c.sess.Close()
 		}
-		_ = c.conn.Close()
+		if c.ownsConn {
+			_ = c.conn.Close()
+		}
 		if c.proxy != nil {
 			c.proxy.close()
 		}
@@ -601,9 +617,9 @@ type stallProxy struct {
 	closed    chan struct{} // closed by close
 	wg        sync.WaitGroup
 
-	mu         sync.Mutex
-	up, down   net.Conn
-	downBytes  int64 // forwarded from the server
+	mu        sync.Mutex
+	up, down  net.Conn
+	downBytes int64 // forwarded from the server
 }
 
 func newStallProxy(t testing.TB, server string) *stallProxy {

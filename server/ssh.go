@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -167,9 +168,10 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 			ColorProfile: colorprofile.Env(environ),
 			Width:        pty.Window.Width,
 			Height:       pty.Window.Height,
+			Primary:      true,
 		})
 		defer model.Close()
-		in := &touchReader{r: sess, touch: se.Touch}
+		in := &touchReader{r: sess, touch: se.Touch, done: make(chan struct{})}
 		popts := append(bm.MakeOptions(sess),
 			tea.WithInput(in),
 			// The tui draws its own frames on demand (zero work while
@@ -211,12 +213,31 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 		defer maxTimer.Stop()
 
 		ctx, cancel := context.WithCancel(sess.Context())
+		se.SetKeySink(func(agent string, keys []string) error {
+			res := make(chan error, 1)
+			go p.Send(tui.AgentKeysMsg{Agent: agent, Keys: keys, Result: res}) // a no-op once the program ended
+			select {
+			case err := <-res:
+				return err
+			case <-ctx.Done():
+				return session.ErrNoTerminal
+			case <-time.After(5 * time.Second):
+				return errors.New("the terminal did not take the keys within 5s")
+			}
+		})
+		defer se.SetKeySink(nil)
 		forwarded := make(chan struct{})
 		go func() {
 			defer close(forwarded)
 			for {
 				select {
 				case <-ctx.Done():
+					p.Quit()
+					return
+				case <-in.done:
+					// The client closed the session (or its input) but may
+					// keep the connection, e.g. an OpenSSH ControlMaster:
+					// nothing can reach the program any more.
 					p.Quit()
 					return
 				case w := <-winCh:
@@ -273,16 +294,22 @@ func (s *Server) hangUpIfDraining(sess ssh.Session) {
 	}
 }
 
-// touchReader records input time on every read from the client.
+// touchReader records input time on every read from the client, and
+// closes done when the client's input ends.
 type touchReader struct {
 	r     io.Reader
 	touch func()
+	done  chan struct{}
+	once  sync.Once
 }
 
 func (t *touchReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	if n > 0 {
 		t.touch()
+	}
+	if err != nil {
+		t.once.Do(func() { close(t.done) })
 	}
 	return n, err
 }

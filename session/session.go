@@ -69,6 +69,7 @@ type Session struct {
 	attached []Attachment
 	nextAtt  int
 	onChange []func()
+	shared   shared
 }
 
 // Token returns the session's current MCP bearer token.
@@ -97,6 +98,7 @@ func (s *Session) Attach(kind, name string) (id string, detach func()) {
 	hooks := slices.Clone(s.onChange)
 	s.mu.Unlock()
 	run(hooks)
+	s.signal()
 	var once sync.Once
 	return id, func() {
 		once.Do(func() {
@@ -105,6 +107,7 @@ func (s *Session) Attach(kind, name string) (id string, detach func()) {
 			hooks := slices.Clone(s.onChange)
 			s.mu.Unlock()
 			run(hooks)
+			s.signal()
 		})
 	}
 }
@@ -202,16 +205,33 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 		m.mu.Unlock()
 		return nil, false, nil
 	}
-	m.byOwner[owner.Key()]++
+	m.byOwner[owner.Key()]++ // reserve the owner's slot
 	now := m.now()
+	m.mu.Unlock()
+
 	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now}
 	s.token.Store(&tok)
 	s.lastInput.Store(now.UnixNano())
+	// The dispatcher runs the app's Init; do it outside the lock, and only
+	// then publish the session, so nobody sees one without a dispatcher.
+	s.Dispatcher = dispatcher.New(model, m.dispOpts)
+
+	m.mu.Lock()
+	if m.closed {
+		m.releaseLocked(owner.Key())
+		m.mu.Unlock()
+		s.Dispatcher.Close()
+		return nil, false, ErrClosed
+	}
 	m.sessions[id] = s
 	m.mu.Unlock()
-	// The dispatcher runs the app's Init; do it outside the lock.
-	s.Dispatcher = dispatcher.New(model, m.dispOpts)
 	return s, true, nil
+}
+
+func (m *Manager) releaseLocked(ownerKey string) {
+	if m.byOwner[ownerKey]--; m.byOwner[ownerKey] <= 0 {
+		delete(m.byOwner, ownerKey)
+	}
 }
 
 // Get returns the live session with the given id.
@@ -229,10 +249,7 @@ func (m *Manager) End(id string) {
 	s, ok := m.sessions[id]
 	if ok {
 		delete(m.sessions, id)
-		k := s.Owner.Key()
-		if m.byOwner[k]--; m.byOwner[k] <= 0 {
-			delete(m.byOwner, k)
-		}
+		m.releaseLocked(s.Owner.Key())
 	}
 	m.mu.Unlock()
 	if !ok {

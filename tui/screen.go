@@ -58,7 +58,8 @@ func (s *screen) start(title string) error {
 	s.scr.Erase()
 	s.buf.WriteString(ansi.ResetModeTextCursorEnable)
 	s.buf.WriteString(ansi.SetModeBracketedPaste)
-	s.buf.WriteString(ansi.SetModeMouseButtonEvent + ansi.SetModeMouseExtSgr)
+	// Any-event tracking reports hover for the focus lens.
+	s.buf.WriteString(ansi.SetModeMouseAnyEvent + ansi.SetModeMouseExtSgr)
 	if title != "" {
 		s.buf.WriteString(ansi.SetWindowTitle(title))
 	}

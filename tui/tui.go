@@ -41,6 +41,20 @@ type Options struct {
 	ColorProfile colorprofile.Profile
 	// Width and Height are the initial terminal size; 0 means 80x24.
 	Width, Height int
+	// Primary marks the owner's terminal: its focus and hover drive the
+	// focus lens and its screen is what agents see as the screen.
+	Primary bool
+}
+
+// AgentKeysMsg delivers an agent's key presses as if typed in this
+// terminal, with the agent as the origin of what they do. Keys are names
+// such as "tab", "shift+tab", "enter", "esc", "space", "backspace",
+// "up", "pgdown", or a single character to type. The outcome is sent on
+// Result (buffered by the sender).
+type AgentKeysMsg struct {
+	Agent  string
+	Keys   []string
+	Result chan<- error
 }
 
 // FrameInterval is the shortest time between two frames on one terminal
@@ -79,7 +93,8 @@ type Model struct {
 	frameTop   int      // screen row where the app frame starts
 	scr        *screen  // nil when Options.Output is nil
 	lastDraw   time.Time
-	pending    bool // a frameMsg is scheduled
+	pending    bool   // a frameMsg is scheduled
+	hover      string // widget under the mouse
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
@@ -175,23 +190,68 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.notice = string(msg)
 	case tea.KeyPressMsg:
 		m.sess.Touch()
-		cmd = m.key(msg)
+		cmd = m.keyFrom(msg, m.origin)
 	case tea.PasteMsg:
 		m.sess.Touch()
-		m.route(m.focus, msg)
+		m.routeFrom(m.focus, msg, m.origin)
 	case tea.MouseClickMsg:
 		m.sess.Touch()
 		m.click(msg.Mouse())
+	case tea.MouseMotionMsg:
+		// Hover only feeds the focus lens; nothing on screen changes.
+		mo := msg.Mouse()
+		id, _, _ := m.frame.HitTest(mo.X, mo.Y-m.frameTop)
+		if id != m.hover {
+			m.hover = id
+			m.publishAttention()
+		}
+		return m, nil
+	case AgentKeysMsg:
+		err := m.agentKeys(msg)
+		if msg.Result != nil {
+			msg.Result <- err
+		}
 	default:
 		return m, nil
 	}
+	m.publishAttention()
 	return m, tea.Batch(cmd, m.redraw())
+}
+
+// publishAttention tells the session where the human's attention is, when
+// this is the primary terminal.
+func (m *Model) publishAttention() {
+	if m.opts.Primary {
+		m.sess.SetAttention(session.Attention{Focus: m.focus, Hover: m.hover})
+	}
+}
+
+func (m *Model) agentKeys(msg AgentKeysMsg) error {
+	keys := make([]tea.KeyPressMsg, 0, len(msg.Keys))
+	for _, name := range msg.Keys {
+		k, err := ParseKey(name)
+		if err != nil {
+			return err
+		}
+		if k.String() == "ctrl+c" {
+			return fmt.Errorf("key %q is reserved to the human", name)
+		}
+		keys = append(keys, k)
+	}
+	origin := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: msg.Agent}
+	for _, k := range keys {
+		m.keyFrom(k, origin)
+	}
+	return nil
 }
 
 // redraw draws the current frame now, or schedules it for the end of the
 // frame interval when the last frame was drawn less than that ago.
 func (m *Model) redraw() tea.Cmd {
 	if m.scr == nil {
+		if m.opts.Primary {
+			m.sess.SetScreen(m.Frame())
+		}
 		return nil
 	}
 	if wait := FrameInterval - time.Since(m.lastDraw); wait > 0 {
@@ -202,12 +262,16 @@ func (m *Model) redraw() tea.Cmd {
 		return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
 	}
 	m.lastDraw = time.Now()
+	frame := m.Frame()
+	if m.opts.Primary {
+		m.sess.SetScreen(frame)
+	}
 	// A failed write means the client is gone; the session ends with it.
-	_ = m.scr.draw(m.Frame())
+	_ = m.scr.draw(frame)
 	return nil
 }
 
-func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 	switch k.String() {
 	case "ctrl+c":
 		return tea.Quit
@@ -224,12 +288,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		// Esc always reaches an open modal, wherever focus is inside it.
 		if o, ok := ui.ActiveOverlay(m.snap.Tree); ok {
 			if w, ok := o.(ui.Widget); ok {
-				m.route(w.WidgetID(), k)
+				m.routeFrom(w.WidgetID(), k, origin)
 				return nil
 			}
 		}
 	}
-	m.route(m.focus, k)
+	m.routeFrom(m.focus, k, origin)
 	return nil
 }
 
@@ -250,7 +314,7 @@ func (m *Model) click(mo tea.Mouse) {
 	if w, ok := ui.Find(m.snap.Tree, id); ok && w.Focusable() && inFocusScope(m.snap.Tree, id) {
 		m.focus = id
 	}
-	m.route(id, rel)
+	m.routeFrom(id, rel, m.origin)
 }
 
 func inFocusScope(tree ui.Node, id string) bool {
@@ -262,9 +326,9 @@ func inFocusScope(tree ui.Node, id string) bool {
 	return false
 }
 
-// route hands ev to widget id, resolved on the dispatcher goroutine
+// routeFrom hands ev to widget id, resolved on the dispatcher goroutine
 // against the current tree, and waits until its messages are folded.
-func (m *Model) route(id string, ev ui.Event) {
+func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 	if id == "" {
 		return
 	}
@@ -276,7 +340,8 @@ func (m *Model) route(id string, ev ui.Event) {
 	}
 	// Errors (update_failed, timeout, closed) leave the screen as the
 	// latest snapshot shows it, which is the truth either way.
-	_ = m.sess.Dispatcher.CallFunc(ctx, m.origin, func(tree ui.Node) ([]tea.Msg, error) {
+	acted := false
+	_ = m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
 		w, ok := ui.Find(tree, id)
 		if !ok {
 			return nil, nil
@@ -286,8 +351,13 @@ func (m *Model) route(id string, ev ui.Event) {
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return w.HandleEvent(ev, m.localLocked(id)), nil
+		msgs := w.HandleEvent(ev, m.localLocked(id))
+		acted = len(msgs) > 0
+		return msgs, nil
 	})
+	if acted {
+		m.sess.NoteAction(id)
+	}
 	m.refresh()
 }
 

@@ -20,6 +20,9 @@ type Button struct {
 	OnClick tea.Msg
 	// Disabled greys the button out and ignores input.
 	Disabled bool
+	// Destructive marks the click as destructive: its tool is annotated
+	// destructiveHint, so authorization can ask a human first.
+	Destructive bool
 	// Exclude hides the widget's tools from MCP.
 	Exclude bool
 }

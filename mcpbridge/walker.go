@@ -1,0 +1,230 @@
+package mcpbridge
+
+import (
+	"fmt"
+	"log/slog"
+	"reflect"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+var (
+	actionRe   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+	widgetIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// Derived is one tool derived from a widget of the current tree.
+type Derived struct {
+	// Name is <namespace>.<widget id>.<action>.
+	Name     string
+	WidgetID string
+	Action   string
+	// WidgetType is the widget's Go type name, e.g. "ui.TextInput".
+	WidgetType  string
+	Description string
+	// Schema is the sanitised input schema.
+	Schema map[string]any
+	// Sensitive is set when the provider annotated the action sensitive.
+	Sensitive bool
+	// Destructive is set when the provider annotated it destructiveHint.
+	Destructive bool
+}
+
+// Derive walks tree in pre-order and returns the tools its widgets offer
+// now. A widget id or action name that is not valid, or a widget id seen
+// before, derives nothing and is logged; an Exclude widget derives nothing
+// (its children are still walked); a hidden overlay and its content derive
+// nothing. logger may be nil.
+func Derive(namespace string, tree ui.Node, logger *slog.Logger) []Derived {
+	var out []Derived
+	seen := map[string]bool{}
+	ui.Walk(tree, func(n ui.Node) bool {
+		if o, ok := n.(ui.Overlay); ok && !o.Shown() {
+			return false
+		}
+		tp, ok := n.(ui.ToolProvider)
+		if !ok {
+			return true
+		}
+		id := tp.WidgetID()
+		switch {
+		case !widgetIDRe.MatchString(id):
+			warn(logger, "widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			return true
+		case seen[id]:
+			warn(logger, "widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			return true
+		}
+		seen[id] = true
+		if excluded(n) {
+			return true
+		}
+		for _, spec := range tp.Tools() {
+			if !actionRe.MatchString(spec.Action) {
+				warn(logger, "action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
+				continue
+			}
+			out = append(out, Derived{
+				Name:        namespace + "." + id + "." + spec.Action,
+				WidgetID:    id,
+				Action:      spec.Action,
+				WidgetType:  fmt.Sprintf("%T", n),
+				Description: Clean(spec.Description),
+				Schema:      cleanSchema(spec.InputSchema),
+				Sensitive:   spec.Annotations["sensitive"] == true,
+				Destructive: spec.Annotations["destructiveHint"] == true,
+			})
+		}
+		return true
+	})
+	return out
+}
+
+// excluded reports whether the widget asked to hide its tools.
+func excluded(n ui.Node) bool {
+	type excluder interface{ MCPExcluded() bool }
+	if e, ok := n.(excluder); ok {
+		return e.MCPExcluded()
+	}
+	return exclude(n)
+}
+
+// SplitName splits <namespace>.<widget id>.<action>.
+func SplitName(namespace, name string) (widgetID, action string, ok bool) {
+	rest, found := strings.CutPrefix(name, namespace+".")
+	if !found {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i <= 0 || i == len(rest)-1 {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
+
+// Lookup finds the widget a derived tool name refers to in tree, applying
+// the same rules as Derive (valid, first of its id, not excluded, not in a
+// hidden overlay, offering that action now).
+func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, bool) {
+	id, action, ok := SplitName(namespace, name)
+	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
+		return nil, ui.ToolSpec{}, false
+	}
+	var found ui.ToolProvider
+	done := false
+	ui.Walk(tree, func(n ui.Node) bool {
+		if done {
+			return false
+		}
+		if o, ok := n.(ui.Overlay); ok && !o.Shown() {
+			return false
+		}
+		if w, ok := n.(ui.Widget); ok && w.WidgetID() == id {
+			done = true // only the first widget with an id counts
+			if tp, ok := n.(ui.ToolProvider); ok && !excluded(n) {
+				found = tp
+			}
+			return false
+		}
+		return true
+	})
+	if found == nil {
+		return nil, ui.ToolSpec{}, false
+	}
+	for _, spec := range found.Tools() {
+		if spec.Action == action {
+			return found, spec, true
+		}
+	}
+	return nil, ui.ToolSpec{}, false
+}
+
+func warn(l *slog.Logger, msg string, args ...any) {
+	if l != nil {
+		l.Warn("mcp derivation: "+msg, args...)
+	}
+}
+
+// Clean strips control, format, separator (other than the plain space),
+// private-use and invisible filler characters from s.
+func Clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ' ':
+			return r
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs, unicode.Zs, unicode.Zl, unicode.Zp):
+			return -1
+		case isFiller(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// isFiller reports invisible filler characters that are not in the
+// categories above (Hangul fillers, braille blank, and the like).
+func isFiller(r rune) bool {
+	switch r {
+	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x17B4, 0x17B5:
+		return true
+	}
+	return unicode.Is(unicode.Variation_Selector, r) || (r >= 0xE0000 && r <= 0xE007F)
+}
+
+// cleanSchema copies a schema, cleaning every string and every key.
+func cleanSchema(s map[string]any) map[string]any {
+	if s == nil {
+		return map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	out, _ := cleanValue(s).(map[string]any)
+	if out == nil || out["type"] != "object" {
+		out = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return out
+}
+
+func cleanValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return Clean(v)
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[Clean(k)] = cleanValue(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = cleanValue(x)
+		}
+		return l
+	case []string:
+		l := make([]any, len(v))
+		for i, x := range v {
+			l[i] = Clean(x)
+		}
+		return l
+	default:
+		return v
+	}
+}
+
+// exclude reads a widget's Exclude field, as the built-in widgets have it.
+func exclude(n ui.Node) bool {
+	v := reflect.ValueOf(n)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return false
+	}
+	f := v.FieldByName("Exclude")
+	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+}

@@ -1,0 +1,213 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/server"
+)
+
+// writeAuthorizedKeys writes an authorized_keys file listing keys.
+func writeAuthorizedKeys(t testing.TB, path string, keys ...gossh.Signer) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# test keys\n\n")
+	for _, k := range keys {
+		b.Write(gossh.MarshalAuthorizedKey(k.PublicKey()))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProdRequiresAuthorizedKeys: production never runs anonymous.
+func TestProdRequiresAuthorizedKeys(t *testing.T) {
+	t.Parallel()
+	_, err := newServerOpts(t, server.Options{Env: server.EnvProd})
+	if err == nil || !strings.Contains(err.Error(), "--authorized-keys") {
+		t.Fatalf("New(prod, no keys) = %v, want an error mentioning --authorized-keys", err)
+	}
+	// An empty file is no better.
+	empty := filepath.Join(t.TempDir(), "authorized_keys")
+	if err := os.WriteFile(empty, []byte("# nobody\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newServerOpts(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: empty}); err == nil {
+		t.Fatalf("New(prod, empty keys file) succeeded")
+	}
+}
+
+// TestAuthorizedKeys: with an authorized_keys file only its keys get in,
+// in production and in dev alike, and the file is re-read when it changes.
+func TestAuthorizedKeys(t *testing.T) {
+	t.Parallel()
+	for _, env := range []string{server.EnvProd, server.EnvDev} {
+		t.Run(env, func(t *testing.T) {
+			t.Parallel()
+			keyA, keyB := newKey(t), newKey(t)
+			path := filepath.Join(t.TempDir(), "authorized_keys")
+			writeAuthorizedKeys(t, path, keyA)
+			srv := startServer(t, server.Options{Env: env, AuthorizedKeysFile: path})
+
+			conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: keyB})
+			if err == nil {
+				conn.Close()
+				t.Fatalf("a client with an unlisted key authenticated")
+			}
+			t.Logf("unlisted key: %v", err)
+			eventually(t, waitShort, func() bool {
+				return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") >= 1
+			}, "raxol_ssh_auth_failures_total did not count the failure")
+			if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="auth_failed"}`); v < 1 {
+				t.Errorf(`raxol_ssh_connections_total{outcome="auth_failed"} = %v, want >= 1`, v)
+			}
+
+			// Keyboard-interactive is no way around the keys.
+			cfg := &gossh.ClientConfig{
+				User: "tester",
+				Auth: []gossh.AuthMethod{gossh.KeyboardInteractive(func(string, string, []string, []bool) ([]string, error) {
+					return nil, nil
+				})},
+				HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+				Timeout:         waitShort,
+			}
+			if conn, err := gossh.Dial("tcp", srv.SSHAddr(), cfg); err == nil {
+				conn.Close()
+				t.Fatalf("keyboard-interactive authenticated without a key")
+			}
+
+			a := connect(t, srv.SSHAddr(), clientOpts{key: keyA})
+			waitDemo(t, a)
+			sess := onlySession(t, srv)
+			if want := gossh.FingerprintSHA256(keyA.PublicKey()); sess.Owner.KeyFingerprint != want {
+				t.Errorf("session owner key %q, want %q", sess.Owner.KeyFingerprint, want)
+			}
+
+			// Adding B to the file lets B in without a restart.
+			writeAuthorizedKeys(t, path, keyA, keyB)
+			b := connect(t, srv.SSHAddr(), clientOpts{key: keyB})
+			waitDemo(t, b)
+		})
+	}
+}
+
+// TestDevAnonymousOnlyOnLoopback: an anonymous dev server refuses a public
+// address unless told otherwise.
+func TestDevAnonymousOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	_, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0"})
+	if err == nil || !strings.Contains(err.Error(), "--allow-anonymous-public") {
+		t.Fatalf("New(dev, 0.0.0.0, no keys) = %v, want an error mentioning --allow-anonymous-public", err)
+	}
+	// Created, not started: nothing listens on a public address.
+	srv, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0", AllowAnonymousPublic: true})
+	if err != nil {
+		t.Fatalf("New(dev, 0.0.0.0, AllowAnonymousPublic) = %v", err)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown of an unstarted server: %v", err)
+	}
+	// With keys a public address is fine too.
+	path := filepath.Join(t.TempDir(), "authorized_keys")
+	writeAuthorizedKeys(t, path, newKey(t))
+	if _, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0", AuthorizedKeysFile: path}); err != nil {
+		t.Fatalf("New(dev, 0.0.0.0, keys) = %v", err)
+	}
+}
+
+// TestDevKeyboardInteractive: a dev server also takes clients without a
+// key; their sessions have no key fingerprint.
+func TestDevKeyboardInteractive(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{})
+	cfg := &gossh.ClientConfig{
+		User: "nokey",
+		Auth: []gossh.AuthMethod{gossh.KeyboardInteractive(func(string, string, []string, []bool) ([]string, error) {
+			return nil, nil
+		})},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(),
+		Timeout:         waitShort,
+	}
+	conn, err := gossh.Dial("tcp", srv.SSHAddr(), cfg)
+	if err != nil {
+		t.Fatalf("keyboard-interactive on a dev server: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	c := connectOn(t, conn, clientOpts{})
+	waitDemo(t, c)
+	sess := onlySession(t, srv)
+	if sess.Owner.User != "nokey" || sess.Owner.KeyFingerprint != "" {
+		t.Errorf("owner %+v, want user nokey without a key", sess.Owner)
+	}
+}
+
+// recordHostKey returns a host key callback that records the fingerprints
+// it is shown.
+func recordHostKey() (gossh.HostKeyCallback, func() []string) {
+	var mu sync.Mutex
+	var seen []string
+	cb := func(_ string, _ net.Addr, key gossh.PublicKey) error {
+		mu.Lock()
+		seen = append(seen, gossh.FingerprintSHA256(key))
+		mu.Unlock()
+		return nil
+	}
+	return cb, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+// TestHostKeyReuse: a server restarted on the same data directory keeps
+// its host key, so clients don't see a changed identity.
+func TestHostKeyReuse(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+
+	srv1 := startServer(t, server.Options{DataDir: dir})
+	fp1 := srv1.HostKeyFingerprint()
+	if !strings.HasPrefix(fp1, "SHA256:") {
+		t.Fatalf("fingerprint %q", fp1)
+	}
+	cb, seen := recordHostKey()
+	c1 := connect(t, srv1.SSHAddr(), clientOpts{hostKey: cb})
+	waitDemo(t, c1)
+	if got := seen(); len(got) != 1 || got[0] != fp1 {
+		t.Fatalf("client saw host keys %v, server says %s", got, fp1)
+	}
+	c1.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv1.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+
+	srv2 := startServer(t, server.Options{DataDir: dir})
+	if fp2 := srv2.HostKeyFingerprint(); fp2 != fp1 {
+		t.Fatalf("host key changed across restarts: %s, then %s", fp1, fp2)
+	}
+	cb2, seen2 := recordHostKey()
+	c2 := connect(t, srv2.SSHAddr(), clientOpts{hostKey: cb2})
+	waitDemo(t, c2)
+	if got := seen2(); len(got) != 1 || got[0] != fp1 {
+		t.Fatalf("client saw host keys %v after the restart, want %s", got, fp1)
+	}
+
+	// Another data directory is another identity.
+	srv3, err := newServerOpts(t, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv3.HostKeyFingerprint() == fp1 {
+		t.Errorf("a fresh data directory got the same host key")
+	}
+}

@@ -1,0 +1,182 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/server"
+)
+
+// requireRefused waits for c's session to end with a non-zero status and a
+// "raxol-ssh: " reason on stderr containing want.
+func requireRefused(t testing.TB, c *client, want string) {
+	t.Helper()
+	err, stderr := c.WaitExit(t, waitLong)
+	requireNonZeroExit(t, err)
+	if !strings.Contains(stderr, "raxol-ssh: ") || !strings.Contains(stderr, want) {
+		t.Fatalf("stderr %q, want a raxol-ssh: reason containing %q", stderr, want)
+	}
+}
+
+// waitCount waits until the server has n live sessions.
+func waitCount(t testing.TB, srv *testServer, n int) {
+	t.Helper()
+	eventually(t, waitLong, func() bool { return srv.Sessions().Count() == n },
+		"want %d live sessions, have %d", n, srv.Sessions().Count())
+}
+
+// TestMaxConnections: over the server-wide cap a connection is told why
+// and refused; a freed slot admits the next one.
+func TestMaxConnections(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxConnections: 2}})
+	a := connect(t, srv.SSHAddr(), clientOpts{})
+	b := connect(t, srv.SSHAddr(), clientOpts{})
+	waitDemo(t, a)
+	waitDemo(t, b)
+
+	c := connect(t, srv.SSHAddr(), clientOpts{})
+	requireRefused(t, c, "server is full")
+	c.Close()
+	if n := srv.Sessions().Count(); n != 2 {
+		t.Errorf("%d live sessions, want 2", n)
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_connections"}`); v < 1 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_connections"} = %v, want >= 1`, v)
+	}
+
+	a.Close()
+	waitCount(t, srv, 1)
+	d := connect(t, srv.SSHAddr(), clientOpts{})
+	waitDemo(t, d)
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="rejected"}`); v < 1 {
+		t.Errorf(`raxol_ssh_connections_total{outcome="rejected"} = %v, want >= 1`, v)
+	}
+}
+
+// TestMaxPerIP: over the per-address cap a connection is refused, while
+// another address is still admitted.
+func TestMaxPerIP(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxPerIP: 2}})
+	a := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.1"})
+	b := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.1"})
+	waitDemo(t, a)
+	waitDemo(t, b)
+
+	c := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.1"})
+	requireRefused(t, c, "too many connections from 127.0.0.1")
+	c.Close()
+
+	// The cap is per address: 127.0.0.2 is another client.
+	other := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.2"})
+	waitDemo(t, other)
+	other.Close()
+	waitCount(t, srv, 2)
+
+	a.Close()
+	waitCount(t, srv, 1)
+	d := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.1"})
+	waitDemo(t, d)
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_per_ip"}`); v < 1 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_per_ip"} = %v, want >= 1`, v)
+	}
+}
+
+// TestMaxSessionsPerUser: one user with one key gets one session; the slot
+// is freed when the session ends, even if its connection stays open.
+func TestMaxSessionsPerUser(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: 1}})
+	key := newKey(t)
+	a := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
+	waitDemo(t, a)
+
+	b := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
+	requireRefused(t, b, "too many sessions")
+	b.Close()
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"}`); v < 1 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"} = %v, want >= 1`, v)
+	}
+
+	// Another user, or the same user with another key, is someone else.
+	bob := connect(t, srv.SSHAddr(), clientOpts{user: "bob", key: key})
+	waitDemo(t, bob)
+	alice2 := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	waitDemo(t, alice2)
+
+	// Closing the session but keeping the connection (as a multiplexing
+	// client does) ends the session and frees the slot: a new session on
+	// the same connection is admitted.
+	if err := a.sess.Close(); err != nil {
+		t.Fatalf("close session: %v", err)
+	}
+	waitCount(t, srv, 2)
+	again := newSessionOn(t, a)
+	waitDemo(t, again)
+}
+
+// newSessionOn opens another session with a PTY on c's connection.
+func newSessionOn(t testing.TB, c *client) *client {
+	t.Helper()
+	return connectOn(t, c.conn, clientOpts{})
+}
+
+// TestIdleTimeout: input keeps a session alive; output alone does not.
+func TestIdleTimeout(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{IdleTimeout: time.Second}})
+	connected := time.Now() // the quiet client's input (terminal replies) comes later
+	quiet := connect(t, srv.SSHAddr(), clientOpts{})
+	busy := connect(t, srv.SSHAddr(), clientOpts{})
+	waitDemo(t, quiet)
+	waitDemo(t, busy)
+	start := time.Now()
+
+	busy.Key(keyTab) // to the search input
+	done := make(chan struct{})
+	var typed []byte // owned by the goroutine until done
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; time.Since(start) < 2500*time.Millisecond; i++ {
+			<-tick.C
+			k := "abcdefghij"[i%10]
+			if _, err := busy.stdin.Write([]byte{k}); err != nil {
+				t.Errorf("busy client: write: %v", err)
+				return
+			}
+			typed = append(typed, k)
+		}
+	}()
+
+	err, stderr := quiet.WaitExit(t, 5*time.Second)
+	requireNonZeroExit(t, err)
+	if !strings.Contains(stderr, "no input") {
+		t.Errorf("quiet client's stderr %q, want it to mention no input", stderr)
+	}
+	if d := time.Since(connected); d < time.Second {
+		t.Errorf("quiet client disconnected %v after connecting, idle timeout 1s", d)
+	}
+
+	<-done
+	if busy.Exited() {
+		_, stderr := busy.WaitExit(t, waitShort)
+		t.Fatalf("typing client was disconnected after %v: %q", time.Since(start), stderr)
+	}
+	if len(typed) < 7 {
+		t.Fatalf("typed only %q in 2.5s", typed)
+	}
+	// Its screen still follows its typing.
+	busy.WaitFor(t, "Search: "+string(typed), waitShort)
+	busy.Type("Z")
+	busy.WaitFor(t, "Search: "+string(typed)+"Z", waitShort)
+	if busy.Exited() || srv.Sessions().Count() != 1 {
+		t.Fatalf("typing client's session ended")
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="idle_timeout"}`); v != 1 {
+		t.Errorf(`raxol_ssh_connections_total{outcome="idle_timeout"} = %v, want 1`, v)
+	}
+}

@@ -1,0 +1,49 @@
+package tui
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// namedKeys are the key names an agent may press besides single
+// characters.
+var namedKeys = map[string]tea.KeyPressMsg{
+	"enter":     {Code: tea.KeyEnter},
+	"tab":       {Code: tea.KeyTab},
+	"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+	"esc":       {Code: tea.KeyEscape},
+	"space":     {Code: tea.KeySpace, Text: " "},
+	"backspace": {Code: tea.KeyBackspace},
+	"delete":    {Code: tea.KeyDelete},
+	"up":        {Code: tea.KeyUp},
+	"down":      {Code: tea.KeyDown},
+	"left":      {Code: tea.KeyLeft},
+	"right":     {Code: tea.KeyRight},
+	"home":      {Code: tea.KeyHome},
+	"end":       {Code: tea.KeyEnd},
+	"pgup":      {Code: tea.KeyPgUp},
+	"pgdown":    {Code: tea.KeyPgDown},
+	"ctrl+a":    {Code: 'a', Mod: tea.ModCtrl},
+	"ctrl+e":    {Code: 'e', Mod: tea.ModCtrl},
+	"ctrl+o":    {Code: 'o', Mod: tea.ModCtrl},
+	"ctrl+c":    {Code: 'c', Mod: tea.ModCtrl},
+}
+
+// KeyNames lists the named keys ParseKey accepts, for documentation.
+func KeyNames() []string {
+	return []string{"enter", "tab", "shift+tab", "esc", "space", "backspace", "delete", "up", "down", "left", "right", "home", "end", "pgup", "pgdown", "ctrl+a", "ctrl+e", "ctrl+o"}
+}
+
+// ParseKey turns a key name, or a single printable character, into the
+// key press a terminal would produce.
+func ParseKey(name string) (tea.KeyPressMsg, error) {
+	if k, ok := namedKeys[name]; ok {
+		return k, nil
+	}
+	if r, size := utf8.DecodeRuneInString(name); size == len(name) && r != utf8.RuneError && r >= 0x20 && r != 0x7f {
+		return tea.KeyPressMsg{Code: r, Text: name}, nil
+	}
+	return tea.KeyPressMsg{}, fmt.Errorf("unknown key %q: use a single character or one of %v", name, KeyNames())
+}

@@ -33,12 +33,26 @@ type Derived struct {
 	Destructive bool
 }
 
+// WarnFunc receives derivation warnings (slog-style key/value args).
+type WarnFunc func(msg string, args ...any)
+
+// SlogWarn returns a WarnFunc that logs at warn level; nil logs nothing.
+func SlogWarn(l *slog.Logger) WarnFunc {
+	if l == nil {
+		return nil
+	}
+	return func(msg string, args ...any) { l.Warn("mcp derivation: "+msg, args...) }
+}
+
 // Derive walks tree in pre-order and returns the tools its widgets offer
 // now. A widget id or action name that is not valid, or a widget id seen
-// before, derives nothing and is logged; an Exclude widget derives nothing
-// (its children are still walked); a hidden overlay and its content derive
-// nothing. logger may be nil.
-func Derive(namespace string, tree ui.Node, logger *slog.Logger) []Derived {
+// before, derives nothing and is reported to warn; an Exclude widget
+// derives nothing (its children are still walked); a hidden overlay and
+// its content derive nothing. warn may be nil.
+func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
 	var out []Derived
 	seen := map[string]bool{}
 	ui.Walk(tree, func(n ui.Node) bool {
@@ -52,10 +66,10 @@ func Derive(namespace string, tree ui.Node, logger *slog.Logger) []Derived {
 		id := tp.WidgetID()
 		switch {
 		case !widgetIDRe.MatchString(id):
-			warn(logger, "widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
 			return true
 		case seen[id]:
-			warn(logger, "widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			warn("widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
 			return true
 		}
 		seen[id] = true
@@ -64,7 +78,7 @@ func Derive(namespace string, tree ui.Node, logger *slog.Logger) []Derived {
 		}
 		for _, spec := range tp.Tools() {
 			if !actionRe.MatchString(spec.Action) {
-				warn(logger, "action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
+				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
 				continue
 			}
 			out = append(out, Derived{
@@ -140,12 +154,6 @@ func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.To
 		}
 	}
 	return nil, ui.ToolSpec{}, false
-}
-
-func warn(l *slog.Logger, msg string, args ...any) {
-	if l != nil {
-		l.Warn("mcp derivation: "+msg, args...)
-	}
 }
 
 // Clean strips control, format, separator (other than the plain space),

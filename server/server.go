@@ -16,6 +16,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/hostkeys"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
@@ -29,6 +30,9 @@ type App struct {
 	Name string
 	// New returns a fresh model for a new session.
 	New func() ui.Model
+	// Projections are the app's model projections, served to agents as
+	// MCP resources <Name>://state/<key>. Optional.
+	Projections map[string]func(ui.Model) any
 }
 
 // Environments.
@@ -121,6 +125,7 @@ type Server struct {
 	keys     *authorizedKeys // nil: any client
 	sessions *session.Manager
 	admit    *admission
+	bridge   *mcpbridge.Bridge
 	ssh      *ssh.Server
 	http     *http.Server
 
@@ -197,6 +202,8 @@ func New(app App, opts Options) (*Server, error) {
 	s.hostKey = key
 
 	s.sessions = session.NewManager(&session.Options{
+		// A session's MCP clients are closed cleanly when it ends.
+		OnEnd: func(se *session.Session) { s.bridge.SessionEnded(se.ID) },
 		Dispatcher: &dispatcher.Options{
 			Logger: opts.Logger,
 			Hooks: dispatcher.Hooks{
@@ -206,11 +213,17 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
+	s.bridge = mcpbridge.New(s.sessions, mcpbridge.Options{
+		Namespace:   app.Name,
+		Projections: app.Projections,
+		Logger:      opts.Logger,
+	})
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	mux.Handle("/sessions/", s.bridge)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -364,6 +377,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		})
 	}
 	var errs []error
+	// MCP clients first: a hanging SSE stream would hold the HTTP drain.
+	s.bridge.Close()
 	if started {
 		if err := s.ssh.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("ssh drain: %w", err))

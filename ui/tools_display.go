@@ -498,6 +498,7 @@ func (b BarChart) CallTool(action string, args map[string]any) (any, []tea.Msg, 
 	})
 }
 
+// bars returns the bars as JSON data, non-finite values as null.
 func (b BarChart) bars() []any {
 	out := make([]any, len(b.Bars))
 	for i, bar := range b.Bars {
@@ -506,6 +507,7 @@ func (b BarChart) bars() []any {
 	return out
 }
 
+// rangeData returns Range as JSON data.
 func (b BarChart) rangeData() map[string]any {
 	lo, hi := b.Range()
 	return map[string]any{"min": jsonFloat(lo), "max": jsonFloat(hi)}
@@ -561,6 +563,7 @@ func (l LineChart) CallTool(action string, args map[string]any) (any, []tea.Msg,
 	})
 }
 
+// series returns the series as JSON data, non-finite values as null.
 func (l LineChart) series() []any {
 	out := make([]any, len(l.Series))
 	for i, s := range l.Series {
@@ -569,6 +572,7 @@ func (l LineChart) series() []any {
 	return out
 }
 
+// rangeData returns Range as JSON data.
 func (l LineChart) rangeData() map[string]any {
 	lo, hi := l.Range()
 	return map[string]any{"min": jsonFloat(lo), "max": jsonFloat(hi)}
@@ -602,6 +606,8 @@ func (s ScatterChart) CallTool(action string, args map[string]any) (any, []tea.M
 	})
 }
 
+// series returns the series as JSON data, non-finite coordinates as
+// null.
 func (s ScatterChart) series() []any {
 	out := make([]any, len(s.Series))
 	for i, ser := range s.Series {
@@ -614,6 +620,7 @@ func (s ScatterChart) series() []any {
 	return out
 }
 
+// rangeData returns Range as JSON data.
 func (s ScatterChart) rangeData() map[string]any {
 	xmin, xmax, ymin, ymax := s.Range()
 	return map[string]any{

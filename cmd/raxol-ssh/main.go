@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 	opts.Logger = newLogger(stderr, logCfg)
-	srv, err := server.New(server.App{Name: demo.Name, New: demo.New}, opts)
+	srv, err := server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections()}, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1

@@ -1,0 +1,202 @@
+package mcpbridge
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/lens"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Options configures a [Bridge]. Zero values take the defaults.
+type Options struct {
+	// Namespace is the app's name, the first part of every derived tool
+	// name and the scheme of its state resources.
+	Namespace string
+	// Projections are the app's model projections, served as
+	// <Namespace>://state/<name>.
+	Projections map[string]func(ui.Model) any
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes caps a request body; larger ones get 413. Default 1 MiB.
+	MaxBodyBytes int64
+	// LensMode is the focus lens mode; default lens.ModeFocused.
+	LensMode lens.Mode
+	// MaxTools is how many tools the lens advertises; default 15.
+	MaxTools int
+	// CallTimeout bounds how long a tool call waits for its fold;
+	// default 5s.
+	CallTimeout time.Duration
+	// ClientIdleTimeout closes a Streamable HTTP client session idle this
+	// long; default 30m.
+	ClientIdleTimeout time.Duration
+	// Version is reported to clients as the server version.
+	Version string
+}
+
+// Bridge serves the MCP endpoints of every live session of a manager.
+// It is an http.Handler for the paths /sessions/{id}/mcp and
+// /sessions/{id}/sse.
+type Bridge struct {
+	opts     Options
+	log      *slog.Logger
+	sessions *session.Manager
+	mux      *http.ServeMux
+	schemas  schemaCache
+
+	mu     sync.Mutex // protects the following
+	conns  map[string]*conn
+	closed bool
+}
+
+// New returns a bridge for the sessions of m. Call [Bridge.SessionEnded]
+// when a session ends (session.Options.OnEnd) and Close on shutdown.
+func New(m *session.Manager, opts Options) *Bridge {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.LensMode == "" {
+		opts.LensMode = lens.ModeFocused
+	}
+	if opts.MaxTools <= 0 {
+		opts.MaxTools = lens.DefaultMaxTools
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 5 * time.Second
+	}
+	if opts.ClientIdleTimeout <= 0 {
+		opts.ClientIdleTimeout = 30 * time.Minute
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	b := &Bridge{
+		opts:     opts,
+		log:      opts.Logger,
+		sessions: m,
+		conns:    make(map[string]*conn),
+		mux:      http.NewServeMux(),
+	}
+	b.mux.HandleFunc("/sessions/{id}/mcp", b.serve(false))
+	b.mux.HandleFunc("/sessions/{id}/sse", b.serve(true))
+	return b
+}
+
+// ServeHTTP routes MCP requests to their session's server.
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHTTP(w, r) }
+
+// dummyToken is compared against when the session is unknown, so that an
+// unknown id and a wrong token take the same time and get the same answer.
+var dummyToken = strings.Repeat("x", 43)
+
+func (b *Bridge) serve(sse bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > b.opts.MaxBodyBytes {
+			writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, b.opts.MaxBodyBytes)
+		se := b.authenticate(r)
+		var c *conn
+		if se != nil {
+			c = b.conn(se)
+		}
+		if c == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized: unknown session or wrong bearer token")
+			return
+		}
+		if sse {
+			c.sse.ServeHTTP(w, r)
+		} else {
+			c.streamable.ServeHTTP(w, r)
+		}
+	}
+}
+
+// authenticate returns the session named by the path whose token the
+// request carries, or nil.
+func (b *Bridge) authenticate(r *http.Request) *session.Session {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	se, ok := b.sessions.Get(r.PathValue("id"))
+	if !ok {
+		subtle.ConstantTimeCompare([]byte(tok), []byte(dummyToken))
+		return nil
+	}
+	if !se.CheckToken(tok) {
+		return nil
+	}
+	return se
+}
+
+// conn returns the session's MCP server, creating it on first use; nil if
+// the session has ended or the bridge is closed.
+func (b *Bridge) conn(se *session.Session) *conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	if c, ok := b.conns[se.ID]; ok {
+		return c
+	}
+	if _, live := b.sessions.Get(se.ID); !live {
+		return nil
+	}
+	c := newConn(b, se)
+	b.conns[se.ID] = c
+	return c
+}
+
+// SessionEnded closes the session's MCP server and its clients.
+func (b *Bridge) SessionEnded(id string) {
+	b.mu.Lock()
+	c, ok := b.conns[id]
+	delete(b.conns, id)
+	b.mu.Unlock()
+	if ok {
+		c.close()
+	}
+}
+
+// Close closes every session's MCP server and refuses new ones.
+func (b *Bridge) Close() {
+	b.mu.Lock()
+	b.closed = true
+	conns := b.conns
+	b.conns = map[string]*conn{}
+	b.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+}
+
+// Clients returns the number of MCP client sessions of a session.
+func (b *Bridge) Clients(id string) int {
+	b.mu.Lock()
+	c, ok := b.conns[id]
+	b.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	n := 0
+	for range c.server.Sessions() {
+		n++
+	}
+	return n
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

@@ -1,0 +1,396 @@
+package mcpbridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// form is a small app: an input, a checkbox, a button that panics in
+// Update, and a modal that a button opens.
+type form struct {
+	Name    string
+	Agree   bool
+	Open    bool
+	Presses int
+}
+
+type press struct{}
+type boom struct{}
+type openModal struct{}
+
+func (f form) Init() tea.Cmd { return nil }
+
+func (f form) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ui.TextInputChanged:
+		f.Name = msg.Text
+	case ui.CheckboxToggled:
+		f.Agree = msg.Checked
+	case press:
+		f.Presses++
+	case boom:
+		panic("boom")
+	case openModal:
+		f.Open = true
+	case ui.ModalConfirmed, ui.ModalDismissed:
+		f.Open = false
+	}
+	return f, nil
+}
+
+func (f form) View() ui.Node {
+	return ui.Column{Items: []ui.Node{
+		ui.TextInput{ID: "name", Label: "Name", Value: f.Name},
+		ui.Checkbox{ID: "agree", Label: "I agree", Checked: f.Agree},
+		ui.Button{ID: "go", Label: "Go", OnClick: press{}},
+		ui.Button{ID: "crash", Label: "Crash", OnClick: boom{}},
+		ui.Button{ID: "open", Label: "Open", OnClick: openModal{}},
+		ui.Modal{ID: "dlg", Title: "Sure?", Visible: f.Open, Body: ui.Text{Text: "really?"}},
+	}}
+}
+
+type env struct {
+	t       *testing.T
+	mgr     *session.Manager
+	bridge  *mcpbridge.Bridge
+	http    *httptest.Server
+	session *session.Session
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t}
+	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{
+		Namespace:   "app",
+		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
+	})
+	e.http = httptest.NewServer(e.bridge)
+	s, ok, err := e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	e.session = s
+	t.Cleanup(func() {
+		e.bridge.Close()
+		e.http.Close()
+		e.mgr.Close()
+	})
+	return e
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+type notes struct {
+	mu       sync.Mutex
+	listChg  int
+	updates  []*mcp.ResourceUpdatedNotificationParams
+	updateCh chan struct{}
+}
+
+func (e *env) connect(sse bool, opts ...func(*mcp.ClientOptions)) (*mcp.ClientSession, *notes) {
+	e.t.Helper()
+	n := &notes{updateCh: make(chan struct{}, 64)}
+	co := &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			n.mu.Lock()
+			n.listChg++
+			n.mu.Unlock()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			n.mu.Lock()
+			n.updates = append(n.updates, r.Params)
+			n.mu.Unlock()
+			n.updateCh <- struct{}{}
+		},
+	}
+	for _, o := range opts {
+		o(co)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1.0"}, co)
+	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}
+	if sse {
+		tr = &mcp.SSEClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/sse", HTTPClient: hc}
+	}
+	// The SSE transport's stream lives as long as the Connect context.
+	cs, err := c.Connect(context.Background(), tr, nil)
+	if err != nil {
+		e.t.Fatalf("connect: %v", err)
+	}
+	e.t.Cleanup(func() { _ = cs.Close() })
+	return cs, n
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	var out map[string]any
+	text := res.Content[0].(*mcp.TextContent).Text
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return map[string]any{"text": text}, res.IsError
+	}
+	return out, res.IsError
+}
+
+func model(s *session.Session) form { return s.Dispatcher.Snapshot().Model.(form) }
+
+func TestAgentDrivesTheSessionModel(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		name := "streamable"
+		if sse {
+			name = "sse"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			cs, _ := e.connect(sse)
+			out, isErr := call(t, cs, "app.name.type_into", map[string]any{"text": "hello"})
+			if isErr {
+				t.Fatalf("type_into failed: %v", out)
+			}
+			// The tool answers after the fold: the model already has it.
+			if got := model(e.session).Name; got != "hello" {
+				t.Fatalf("model name %q right after the call", got)
+			}
+			if st := out["state"].(map[string]any); st["value"] != "hello" {
+				t.Fatalf("returned state %v", st)
+			}
+			if snap := e.session.Dispatcher.Snapshot(); snap.Origin != (dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "test-agent 1.0"}) {
+				t.Fatalf("origin %v", snap.Origin)
+			}
+			out, _ = call(t, cs, "app.name.get_value", nil)
+			if out["result"].(map[string]any)["value"] != "hello" {
+				t.Fatalf("get_value %v", out)
+			}
+			if agents := e.session.Agents(); len(agents) != 1 || agents[0].Name != "test-agent 1.0" {
+				t.Fatalf("presence %v", agents)
+			}
+		})
+	}
+}
+
+func TestCallErrorsAreDistinctAndLeaveTheModel(t *testing.T) {
+	e := newEnv(t)
+	cs, _ := e.connect(false)
+	before := model(e.session)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		kind string
+	}{
+		{"app.crash.click", nil, mcpbridge.ErrKindUpdateFailed},
+		{"app.nope.click", nil, mcpbridge.ErrKindWidgetGone},
+		{"app.dlg.confirm", nil, mcpbridge.ErrKindWidgetGone}, // hidden modal
+		{"other.name.type_into", map[string]any{"text": "x"}, mcpbridge.ErrKindUnknownTool},
+		{"app.name.type_into", map[string]any{"text": 5}, mcpbridge.ErrKindInvalidArgs},
+		{"app.name.type_into", map[string]any{}, mcpbridge.ErrKindInvalidArgs},
+		{"app.name.type_into", map[string]any{"text": "x", "extra": 1}, mcpbridge.ErrKindInvalidArgs},
+	} {
+		out, isErr := call(t, cs, tc.tool, tc.args)
+		if !isErr || out["error"] != tc.kind {
+			t.Errorf("%s %v: got %v (isError %v), want error kind %s", tc.tool, tc.args, out, isErr, tc.kind)
+		}
+	}
+	if model(e.session) != before {
+		t.Fatalf("failed calls changed the model: %+v", model(e.session))
+	}
+	// The session still works after an update_failed.
+	if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 1 {
+		t.Fatalf("click after failures: %v", out)
+	}
+}
+
+func TestToolsFollowFocusAndListChanged(t *testing.T) {
+	e := newEnv(t)
+	cs, n := e.connect(false)
+	names := func() []string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	all := names()
+	if !contains(all, "raxol_screenshot") || !contains(all, "app.name.type_into") {
+		t.Fatalf("tools %v", all)
+	}
+	if contains(all, "app.dlg.confirm") {
+		t.Fatal("a hidden modal's tools are listed")
+	}
+	// Opening the modal shadows everything else.
+	call(t, cs, "app.open.click", nil)
+	waitFor(t, func() bool { l := names(); return contains(l, "app.dlg.confirm") && !contains(l, "app.name.type_into") })
+	n.mu.Lock()
+	changed := n.listChg
+	n.mu.Unlock()
+	if changed == 0 {
+		waitFor(t, func() bool { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg > 0 })
+	}
+	// A derived tool the lens did not list still works.
+	if out, isErr := call(t, cs, "app.dlg.dismiss", nil); isErr {
+		t.Fatalf("dismiss: %v", out)
+	}
+	waitFor(t, func() bool { return contains(names(), "app.name.type_into") })
+}
+
+func TestResourceUpdatesCarryAJSONPatch(t *testing.T) {
+	e := newEnv(t)
+	cs, n := e.connect(false)
+	ctx := context.Background()
+	uri := mcpbridge.StateURI("app", "form")
+	read := func() ([]byte, any) {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(res.Contents[0].Text), res.Meta["version"]
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := read()
+	call(t, cs, "app.name.type_into", map[string]any{"text": "patched"})
+	select {
+	case <-n.updateCh:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no resource update")
+	}
+	n.mu.Lock()
+	upd := n.updates[0]
+	n.mu.Unlock()
+	if upd.URI != uri || upd.Meta["baseVersion"] == nil || upd.Meta["version"] == nil {
+		t.Fatalf("update %+v", upd)
+	}
+	raw, _ := json.Marshal(upd.Meta["patch"])
+	patch, err := jsonpatch.DecodePatch(raw)
+	if err != nil {
+		t.Fatalf("patch %s: %v", raw, err)
+	}
+	applied, err := patch.Apply(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, version := read()
+	if !jsonpatch.Equal(applied, now) {
+		t.Fatalf("patched %s != read %s", applied, now)
+	}
+	if version != upd.Meta["version"] {
+		t.Fatalf("read version %v, update version %v", version, upd.Meta["version"])
+	}
+}
+
+func TestTokensAndSessionsAreIsolated(t *testing.T) {
+	e := newEnv(t)
+	other, _, _ := e.mgr.Start("app", session.Owner{User: "v"}, form{}, 0)
+	cs, _ := e.connect(false)
+	sid := cs.ID()
+	post := func(path, token, mcpSession string) int {
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if mcpSession != "" {
+			req.Header.Set("Mcp-Session-Id", mcpSession)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("/sessions/"+other.ID+"/mcp", e.session.Token(), ""); code != http.StatusUnauthorized {
+		t.Errorf("A's token on B's URL: %d", code)
+	}
+	if code := post("/sessions/"+other.ID+"/mcp", other.Token(), sid); code == http.StatusOK {
+		t.Errorf("A's Mcp-Session-Id on B's path with B's token: %d", code)
+	}
+	if code := post("/sessions/nope/mcp", e.session.Token(), ""); code != http.StatusUnauthorized {
+		t.Errorf("unknown session: %d", code)
+	}
+	if code := post("/sessions/"+e.session.ID+"/mcp", "", ""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	big := strings.Repeat("x", 2<<20)
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+e.session.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d", resp.StatusCode)
+	}
+}
+
+func TestSessionEndClosesClients(t *testing.T) {
+	e := newEnv(t)
+	cs, _ := e.connect(false)
+	e.mgr.End(e.session.ID)
+	done := make(chan error, 1)
+	go func() { done <- cs.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("client not closed after the session ended")
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func waitFor(t *testing.T, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,455 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/lens"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Session tools: always advertised, first.
+const (
+	ToolScreenshot = "raxol_screenshot"
+	ToolSendKey    = "raxol_send_key"
+	ToolDiscover   = "discover_tools"
+)
+
+// readActions are the built-in read actions, advertised readOnlyHint from
+// this table (never from provider annotations).
+var readActions = map[string]bool{
+	"get_value": true, "get_selected": true, "get_options": true, "get_checked": true,
+	"get_tabs": true, "get_items": true, "get_rows": true, "get_position": true,
+	"get_visible_range": true, "get_data": true, "get_range": true, "get_series": true,
+	"get_point_at": true, "get_points": true,
+}
+
+// conn is one session's MCP server and the state it projects.
+type conn struct {
+	// Fixed at creation.
+	b          *Bridge
+	sess       *session.Session
+	log        *slog.Logger
+	server     *mcp.Server
+	streamable *mcp.StreamableHTTPHandler
+	sse        *mcp.SSEHandler
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup // the watcher and one presence waiter per client
+
+	mu         sync.Mutex // protects the following
+	derived    []Derived
+	advertised []string // lens-selected names, session tools included
+	registered map[string]bool
+	warned     map[string]bool
+	res        *resources
+	activity   []activity
+}
+
+// activity is one fold seen by the bridge, for the context resource.
+type activity struct {
+	Version uint64 `json:"version"`
+	Origin  string `json:"origin"`
+	At      string `json:"at"`
+}
+
+const maxActivity = 32
+
+func newConn(b *Bridge, se *session.Session) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		b:          b,
+		sess:       se,
+		log:        b.log.With("session", se.ID),
+		ctx:        ctx,
+		cancel:     cancel,
+		registered: map[string]bool{},
+		warned:     map[string]bool{},
+	}
+	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
+		Instructions: "This server drives a live terminal app that a human is using at the same time. " +
+			"Tools are derived from the app's widgets (<app>.<widget>.<action>) and follow the human's focus; " +
+			"discover_tools finds the others, which can be called too. Resources hold the app state; subscribe to receive JSON Patch updates.",
+		Logger: quiet(c.log),
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		},
+		InitializedHandler: c.initialized,
+		SubscribeHandler:   c.subscribe,
+		UnsubscribeHandler: c.unsubscribe,
+	})
+	c.server.AddReceivingMiddleware(c.middleware)
+	c.addSessionTools()
+	c.res = newResources(c)
+	c.res.register()
+	c.streamable = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return c.server }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      b.opts.ClientIdleTimeout,
+		MaxRequestBodyBytes: b.opts.MaxBodyBytes,
+		Logger:              quiet(c.log),
+	})
+	c.sse = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return c.server }, &mcp.SSEOptions{
+		MaxRequestBodyBytes: b.opts.MaxBodyBytes,
+	})
+	c.sync()
+	c.wg.Add(1)
+	go c.watch()
+	return c
+}
+
+// watch re-projects the session whenever its model or its terminal-side
+// state changes, until the conn closes or the session's dispatcher stops.
+func (c *conn) watch() {
+	defer c.wg.Done()
+	sub := c.sess.Dispatcher.Subscribe()
+	defer sub.Close()
+	changed, stop := c.sess.Watch()
+	defer stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-sub.Done():
+			return
+		case <-sub.C():
+		case <-changed:
+		}
+		c.sync()
+	}
+}
+
+// sync derives the tools of the current tree, applies the focus lens,
+// keeps the registered tools equal to the advertised set (the SDK sends
+// notifications/tools/list_changed when that set changes), and pushes
+// resource updates to subscribers.
+func (c *conn) sync() {
+	snap := c.sess.Dispatcher.Snapshot()
+	att := c.sess.Attention()
+	derived := Derive(c.b.opts.Namespace, snap.Tree, c.warnOnce)
+	advertised := lens.Names(lens.Select(lensTools(derived), lens.Input{
+		Mode:     c.b.opts.LensMode,
+		MaxTools: c.b.opts.MaxTools,
+		Tree:     widgetIDs(snap.Tree),
+		Focused:  att.Focus,
+		Hover:    att.Hover,
+		Recent:   c.sess.Recent(),
+		Modal:    modalIDs(snap.Tree),
+	}))
+
+	c.mu.Lock()
+	c.derived = derived
+	c.advertised = advertised
+	if n := len(c.activity); n == 0 || c.activity[n-1].Version != snap.Version {
+		c.activity = append(c.activity, activity{Version: snap.Version, Origin: snap.Origin.String(), At: snap.At.UTC().Format("2006-01-02T15:04:05.000Z07:00")})
+		if len(c.activity) > maxActivity {
+			c.activity = slices.Delete(c.activity, 0, len(c.activity)-maxActivity)
+		}
+	}
+	want := map[string]bool{}
+	for _, n := range advertised {
+		if !isSessionTool(n) {
+			want[n] = true
+		}
+	}
+	var remove []string
+	for n := range c.registered {
+		if !want[n] {
+			remove = append(remove, n)
+			delete(c.registered, n)
+		}
+	}
+	var add []Derived
+	for _, d := range derived {
+		if want[d.Name] && !c.registered[d.Name] {
+			add = append(add, d)
+			c.registered[d.Name] = true
+		}
+	}
+	c.mu.Unlock()
+
+	if len(remove) > 0 {
+		c.server.RemoveTools(remove...)
+	}
+	for _, d := range add {
+		// Calls never reach this handler: the middleware resolves every
+		// derived tool against the tree current at call time.
+		c.server.AddTool(toolDef(d), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return errorResult("internal", "derived tool called outside the bridge"), nil
+		})
+	}
+	c.res.update(snap)
+}
+
+// warnOnce reports each distinct derivation warning once per session.
+func (c *conn) warnOnce(msg string, args ...any) {
+	key := fmt.Sprint(append([]any{msg}, args...)...)
+	c.mu.Lock()
+	seen := c.warned[key] || len(c.warned) >= 256
+	c.warned[key] = true
+	c.mu.Unlock()
+	if !seen {
+		c.log.Warn("mcp derivation: "+msg, args...)
+	}
+}
+
+func lensTools(derived []Derived) []lens.Tool {
+	tools := []lens.Tool{{Name: ToolScreenshot}, {Name: ToolSendKey}, {Name: ToolDiscover}}
+	for _, d := range derived {
+		tools = append(tools, lens.Tool{Name: d.Name, WidgetID: d.WidgetID})
+	}
+	return tools
+}
+
+func isSessionTool(name string) bool {
+	return name == ToolScreenshot || name == ToolSendKey || name == ToolDiscover
+}
+
+// widgetIDs lists every widget id of tree in tree order.
+func widgetIDs(tree ui.Node) []string {
+	var ids []string
+	ui.Walk(tree, func(n ui.Node) bool {
+		if w, ok := n.(ui.Widget); ok {
+			ids = append(ids, w.WidgetID())
+		}
+		return true
+	})
+	return ids
+}
+
+// modalIDs lists the open modal and every widget in it, or nil when no
+// modal is open.
+func modalIDs(tree ui.Node) []string {
+	o, ok := ui.ActiveOverlay(tree)
+	if !ok {
+		return nil
+	}
+	ids := widgetIDs(o)
+	if ids == nil {
+		ids = []string{}
+	}
+	return ids
+}
+
+func toolDef(d Derived) *mcp.Tool {
+	read := readActions[d.Action]
+	ann := &mcp.ToolAnnotations{ReadOnlyHint: read, IdempotentHint: read, OpenWorldHint: new(false)}
+	if d.Destructive {
+		ann.DestructiveHint = new(true)
+	} else if read {
+		ann.DestructiveHint = new(false)
+	}
+	t := &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: d.Schema, Annotations: ann}
+	if d.Sensitive {
+		t.Meta = mcp.Meta{"sensitive": true}
+	}
+	return t
+}
+
+// initialized records an agent's presence in the session until its MCP
+// session closes.
+func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
+	ss := req.Session
+	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		_ = ss.Wait()
+		detach()
+	}()
+}
+
+// clientName is "<name> <version>" from the client's initialize, or
+// "agent" when it gave none.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return "agent"
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil || strings.TrimSpace(p.ClientInfo.Name) == "" {
+		return "agent"
+	}
+	name := ui.Truncate(Clean(p.ClientInfo.Name), 64)
+	if v := Clean(p.ClientInfo.Version); v != "" {
+		name += " " + ui.Truncate(v, 32)
+	}
+	return name
+}
+
+// close ends every client session and waits for the conn's goroutines.
+func (c *conn) close() {
+	c.cancel()
+	for ss := range c.server.Sessions() {
+		_ = ss.Close()
+	}
+	c.wg.Wait()
+}
+
+// middleware serves tools/call for every derived tool, advertised or not,
+// resolving it against the tree current at call time.
+func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !isSessionTool(r.Params.Name) {
+				return c.callDerived(ctx, r), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Error kinds of tool error results.
+const (
+	ErrKindUnknownTool   = "unknown_tool"
+	ErrKindWidgetGone    = "widget_gone"
+	ErrKindInvalidArgs   = "invalid_arguments"
+	ErrKindToolError     = "tool_error"
+	ErrKindUpdateFailed  = "update_failed"
+	ErrKindTimeout       = "timeout"
+	ErrKindSessionEnded  = "session_ended"
+	ErrKindNoTerminal    = "no_terminal"
+	ErrKindInternalError = "internal"
+)
+
+// errorResult is a tool error: {"error": kind, "message": msg} as JSON
+// text and structured content.
+func errorResult(kind, msg string) *mcp.CallToolResult {
+	v := map[string]any{"error": kind, "message": msg}
+	b, _ := json.Marshal(v)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+}
+
+// jsonResult returns v as JSON text and structured content.
+func jsonResult(v any) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errorResult(ErrKindInternalError, "result could not be encoded: "+err.Error())
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+}
+
+// errWidgetGone is returned by the resolver when the tool's widget is no
+// longer in the tree (or no longer offers the action).
+var errWidgetGone = errors.New("widget gone")
+
+// toolError wraps an error a widget returned from CallTool.
+type toolError struct{ err error }
+
+func (e toolError) Error() string { return e.err.Error() }
+
+func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
+	name := r.Params.Name
+	ns := c.b.opts.Namespace
+	widgetID, action, ok := SplitName(ns, name)
+	if !ok {
+		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
+	}
+	snap := c.sess.Dispatcher.Snapshot()
+	tp, spec, ok := Lookup(ns, snap.Tree, name)
+	if !ok {
+		if _, exists := ui.Find(snap.Tree, widgetID); exists {
+			return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
+		}
+		return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
+	}
+	args, err := decodeArgs(r.Params.Arguments)
+	if err != nil {
+		return errorResult(ErrKindInvalidArgs, err.Error())
+	}
+	if err := c.b.schemas.validate(fmt.Sprintf("%T.%s", tp, action), spec.InputSchema, args); err != nil {
+		return errorResult(ErrKindInvalidArgs, err.Error())
+	}
+
+	if readActions[action] {
+		result, _, err := tp.CallTool(action, args)
+		if err != nil {
+			return errorResult(ErrKindToolError, err.Error())
+		}
+		return jsonResult(map[string]any{"result": result, "state": tp.State()})
+	}
+
+	origin := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: clientName(r.Session)}
+	var result any
+	cctx, cancel := context.WithTimeout(ctx, c.b.opts.CallTimeout)
+	defer cancel()
+	err = c.sess.Dispatcher.CallFunc(cctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
+		w, _, ok := Lookup(ns, tree, name)
+		if !ok {
+			return nil, errWidgetGone
+		}
+		res, msgs, err := w.CallTool(action, args)
+		if err != nil {
+			return nil, toolError{err}
+		}
+		result = res
+		return msgs, nil
+	})
+	var te toolError
+	switch {
+	case err == nil:
+	case errors.As(err, &te):
+		return errorResult(ErrKindToolError, te.Error())
+	case errors.Is(err, errWidgetGone):
+		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q no longer offers %q", widgetID, action))
+	case errors.Is(err, dispatcher.ErrUpdateFailed):
+		return errorResult(ErrKindUpdateFailed, "the app failed to apply the change; its state is unchanged")
+	case errors.Is(err, dispatcher.ErrTimeout):
+		return errorResult(ErrKindTimeout, "timed out waiting for the app; the change may still be applied: check the state before retrying")
+	case errors.Is(err, dispatcher.ErrClosed):
+		return errorResult(ErrKindSessionEnded, "the session has ended")
+	default:
+		return errorResult(ErrKindInternalError, err.Error())
+	}
+	c.sess.NoteAction(widgetID)
+	out := map[string]any{"result": result}
+	if w, _, ok := Lookup(ns, c.sess.Dispatcher.Snapshot().Tree, name); ok {
+		out["state"] = w.State()
+	} else if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, widgetID); ok {
+		if tp, ok := w.(ui.ToolProvider); ok {
+			out["state"] = tp.State()
+		}
+	}
+	return jsonResult(out)
+}
+
+// decodeArgs decodes tool arguments, which must be a JSON object (or
+// absent).
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	var args map[string]any
+	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	return args, nil
+}
+
+// quiet passes on only warnings and errors: the SDK logs every connection
+// at info level, which at scale is noise.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{l.Handler(), slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler { return minLevel{h.Handler.WithAttrs(a), h.min} }
+func (h minLevel) WithGroup(n string) slog.Handler      { return minLevel{h.Handler.WithGroup(n), h.min} }

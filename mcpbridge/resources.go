@@ -1,0 +1,287 @@
+package mcpbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wI2L/jsondiff"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Resource URIs every session has.
+const (
+	URITree    = "raxol://session/tree"
+	URIScreen  = "raxol://session/screen"
+	URIContext = "raxol://session/context"
+)
+
+// resources serves a session's resources and pushes JSON Patch updates to
+// their subscribers.
+type resources struct {
+	c    *conn
+	uris []string // every URI served, in listing order
+
+	mu   sync.Mutex // protects the following
+	subs map[string]int
+	last map[string]*resState
+}
+
+// resState is the content subscribers were last told about.
+type resState struct {
+	content []byte
+	version uint64
+}
+
+func newResources(c *conn) *resources {
+	return &resources{c: c, subs: map[string]int{}, last: map[string]*resState{}}
+}
+
+// StateURI is the URI of an app projection.
+func StateURI(namespace, name string) string { return namespace + "://state/" + name }
+
+func (r *resources) register() {
+	add := func(uri, name, desc, mime string) {
+		r.uris = append(r.uris, uri)
+		r.c.server.AddResource(&mcp.Resource{URI: uri, Name: name, Description: desc, MIMEType: mime}, r.read)
+	}
+	add(URITree, "tree", "The component tree of the current view as JSON, with each widget's state.", "application/json")
+	add(URIScreen, "screen", "The screen text as the human's terminal shows it now.", "text/plain")
+	add(URIContext, "context", "The session context: who is attached, the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
+	names := make([]string, 0, len(r.c.b.opts.Projections))
+	for n := range r.c.b.opts.Projections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		add(StateURI(r.c.b.opts.Namespace, n), n, "App state projection, as JSON.", "application/json")
+	}
+}
+
+// content renders one resource from a snapshot.
+func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, string, error) {
+	switch uri {
+	case URITree:
+		b, err := json.Marshal(TreeJSON(snap.Tree))
+		return b, "application/json", err
+	case URIScreen:
+		return []byte(r.c.screen()), "text/plain", nil
+	case URIContext:
+		b, err := json.Marshal(r.c.contextTree(snap))
+		return b, "application/json", err
+	}
+	for name, f := range r.c.b.opts.Projections {
+		if uri == StateURI(r.c.b.opts.Namespace, name) {
+			b, err := json.Marshal(safeProject(f, snap.Model))
+			return b, "application/json", err
+		}
+	}
+	return nil, "", mcp.ResourceNotFoundError(uri)
+}
+
+// safeProject runs an app projection, turning a panic into an error value.
+func safeProject(f func(ui.Model) any, m ui.Model) (v any) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = map[string]any{"error": "projection failed"}
+		}
+	}()
+	return f(m)
+}
+
+func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	b, mime, err := r.content(uri, r.c.sess.Dispatcher.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: string(b)}}}
+	r.mu.Lock()
+	if st, ok := r.last[uri]; ok && bytes.Equal(st.content, b) {
+		res.Meta = mcp.Meta{"version": st.version}
+	}
+	r.mu.Unlock()
+	return res, nil
+}
+
+func (r *resources) served(uri string) bool { return slices.Contains(r.uris, uri) }
+
+func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	r := c.res
+	uri := req.Params.URI
+	if !r.served(uri) {
+		return mcp.ResourceNotFoundError(uri)
+	}
+	b, _, err := r.content(uri, c.sess.Dispatcher.Snapshot())
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subs[uri]++
+	if _, ok := r.last[uri]; !ok {
+		r.last[uri] = &resState{content: b, version: 1}
+	}
+	return nil
+}
+
+func (c *conn) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	r := c.res
+	uri := req.Params.URI
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs[uri] > 0 {
+		r.subs[uri]--
+	}
+	if r.subs[uri] == 0 {
+		delete(r.subs, uri)
+		delete(r.last, uri)
+	}
+	return nil
+}
+
+// update sends notifications/resources/updated for every subscribed
+// resource whose content changed, with _meta {version, baseVersion, patch}
+// where patch is the RFC 6902 JSON Patch from the base content to the new.
+func (r *resources) update(snap dispatcher.Snapshot) {
+	r.mu.Lock()
+	uris := make([]string, 0, len(r.subs))
+	for uri := range r.subs {
+		uris = append(uris, uri)
+	}
+	r.mu.Unlock()
+	slices.Sort(uris)
+	for _, uri := range uris {
+		b, mime, err := r.content(uri, snap)
+		if err != nil {
+			continue
+		}
+		r.mu.Lock()
+		st, ok := r.last[uri]
+		if !ok || bytes.Equal(st.content, b) {
+			r.mu.Unlock()
+			continue
+		}
+		patch, err := diff(st.content, b, mime)
+		if err != nil {
+			r.mu.Unlock()
+			r.c.log.Warn("resource patch failed", "uri", uri, "err", err)
+			continue
+		}
+		base := st.version
+		st.content, st.version = b, base+1
+		version := st.version
+		r.mu.Unlock()
+		_ = r.c.server.ResourceUpdated(r.c.ctx, &mcp.ResourceUpdatedNotificationParams{
+			URI:  uri,
+			Meta: mcp.Meta{"version": version, "baseVersion": base, "patch": patch},
+		})
+	}
+}
+
+// diff is the JSON Patch from a to b. Plain text is treated as one JSON
+// string, replaced whole.
+func diff(a, b []byte, mime string) (any, error) {
+	if mime != "application/json" {
+		return []map[string]any{{"op": "replace", "path": "", "value": string(b)}}, nil
+	}
+	p, err := jsondiff.CompareJSON(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("json patch: %w", err)
+	}
+	if p == nil {
+		p = jsondiff.Patch{}
+	}
+	return p, nil
+}
+
+// TreeJSON turns a component tree into plain data: each widget's State
+// (with "children" when it has any), layout nodes by type.
+func TreeJSON(n ui.Node) any {
+	children := func(items []ui.Node) []any {
+		out := make([]any, 0, len(items))
+		for _, it := range items {
+			if it != nil {
+				out = append(out, TreeJSON(it))
+			}
+		}
+		return out
+	}
+	switch n := n.(type) {
+	case nil:
+		return nil
+	case ui.ToolProvider:
+		st := n.State()
+		kids := n.Children()
+		if len(kids) == 0 {
+			return st
+		}
+		if m, ok := st.(map[string]any); ok {
+			out := make(map[string]any, len(m)+1)
+			for k, v := range m {
+				out[k] = v
+			}
+			out["children"] = children(kids)
+			return out
+		}
+		return map[string]any{"state": st, "children": children(kids)}
+	case ui.Column:
+		return map[string]any{"type": "column", "children": children(n.Items)}
+	case ui.Row:
+		return map[string]any{"type": "row", "children": children(n.Items)}
+	case ui.Box:
+		return map[string]any{"type": "box", "title": n.Title, "children": children(n.Children())}
+	case ui.Text:
+		return map[string]any{"type": "text", "text": n.Text}
+	case ui.Widget:
+		return map[string]any{"type": fmt.Sprintf("%T", n), "id": n.WidgetID(), "children": children(n.Children())}
+	default:
+		return map[string]any{"type": fmt.Sprintf("%T", n), "children": children(n.Children())}
+	}
+}
+
+// contextTree assembles the context resource.
+func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
+	c.mu.Lock()
+	advertised := slices.Clone(c.advertised)
+	act := slices.Clone(c.activity)
+	c.mu.Unlock()
+	inLens := map[string]bool{}
+	for _, n := range advertised {
+		if id, _, ok := SplitName(c.b.opts.Namespace, n); ok {
+			inLens[id] = true
+		}
+	}
+	var widgets []any
+	ui.Walk(snap.Tree, func(n ui.Node) bool {
+		if tp, ok := n.(ui.ToolProvider); ok && inLens[tp.WidgetID()] {
+			widgets = append(widgets, tp.State())
+		}
+		return true
+	})
+	attached := []map[string]any{}
+	for _, a := range c.sess.Attached() {
+		attached = append(attached, map[string]any{"kind": a.Kind, "name": a.Name, "since": a.Since.UTC().Format("2006-01-02T15:04:05Z07:00")})
+	}
+	model := map[string]any{}
+	for name, f := range c.b.opts.Projections {
+		model[name] = safeProject(f, snap.Model)
+	}
+	att := c.sess.Attention()
+	return map[string]any{
+		"session":   map[string]any{"id": c.sess.ID, "app": c.sess.App, "created": c.sess.Created.UTC().Format("2006-01-02T15:04:05Z07:00"), "version": snap.Version},
+		"attached":  attached,
+		"attention": map[string]any{"focus": att.Focus, "hover": att.Hover},
+		"lens":      map[string]any{"mode": string(c.b.opts.LensMode), "max_tools": c.b.opts.MaxTools, "advertised": advertised},
+		"model":     model,
+		"widgets":   widgets,
+		"recent":    c.sess.Recent(),
+		"activity":  act,
+	}
+}

@@ -1,0 +1,114 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// addSessionTools registers the tools every session has.
+func (c *conn) addSessionTools() {
+	c.server.AddTool(&mcp.Tool{
+		Name:        ToolScreenshot,
+		Description: "Return the screen text exactly as the human's terminal shows it now.",
+		InputSchema: ui.ObjectSchema(nil),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+	}, c.screenshot)
+	c.server.AddTool(&mcp.Tool{
+		Name: ToolSendKey,
+		Description: "Press keys in the human's terminal as if typed, in order. Each key is a single character " +
+			"or a name: enter, tab, shift+tab, esc, space, backspace, delete, up, down, left, right, home, end, pgup, pgdown, ctrl+a, ctrl+e, ctrl+o.",
+		InputSchema: ui.ObjectSchema(map[string]any{
+			"keys": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1, "maxItems": 64,
+				"description": "The keys to press, in order."},
+		}, "keys"),
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint: new(false)},
+		Meta:        mcp.Meta{"sensitive": true},
+	}, c.sendKey)
+	c.server.AddTool(&mcp.Tool{
+		Name:        ToolDiscover,
+		Description: "List the tools of the current view that are not in the tool list (which follows the human's focus), matched case-insensitively on name and description. They can be called like any other tool.",
+		InputSchema: ui.ObjectSchema(map[string]any{
+			"query": ui.Prop("string", "Text to match; empty lists every tool not advertised."),
+		}),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+	}, c.discover)
+}
+
+// Screen returns the screen as plain text: the primary terminal's last
+// frame, or the tree rendered at 80x24 when no terminal has drawn.
+func (c *conn) screen() string {
+	if s, ok := c.sess.Screen(); ok {
+		return ansi.Strip(s)
+	}
+	f := ui.Render(c.sess.Dispatcher.Snapshot().Tree, ui.RenderOptions{Width: 80, Height: 24})
+	return ansi.Strip(f.Content)
+}
+
+func (c *conn) screenshot(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.screen()}}}, nil
+}
+
+func (c *conn) sendKey(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := decodeArgs(req.Params.Arguments)
+	if err != nil {
+		return errorResult(ErrKindInvalidArgs, err.Error()), nil
+	}
+	list, _ := args["keys"].([]any)
+	if len(list) == 0 || len(list) > 64 {
+		return errorResult(ErrKindInvalidArgs, "keys must be an array of 1 to 64 key names"), nil
+	}
+	keys := make([]string, len(list))
+	for i, k := range list {
+		s, ok := k.(string)
+		if !ok {
+			return errorResult(ErrKindInvalidArgs, "keys must hold strings"), nil
+		}
+		keys[i] = s
+	}
+	if err := c.sess.SendKeys(clientName(req.Session), keys); err != nil {
+		if errors.Is(err, session.ErrNoTerminal) {
+			return errorResult(ErrKindNoTerminal, "no terminal is attached to this session"), nil
+		}
+		return errorResult(ErrKindInvalidArgs, err.Error()), nil
+	}
+	return jsonResult(map[string]any{"pressed": len(keys), "screen": c.screen()}), nil
+}
+
+func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := decodeArgs(req.Params.Arguments)
+	if err != nil {
+		return errorResult(ErrKindInvalidArgs, err.Error()), nil
+	}
+	q, _ := args["query"].(string)
+	q = strings.ToLower(q)
+	c.mu.Lock()
+	advertised := map[string]bool{}
+	for _, n := range c.advertised {
+		advertised[n] = true
+	}
+	c.mu.Unlock()
+	// The tools of the tree as it is now, not as of the last sync.
+	derived := Derive(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, nil)
+	type entry struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		ReadOnly    bool   `json:"readOnly"`
+	}
+	out := []entry{}
+	for _, d := range derived {
+		if advertised[d.Name] {
+			continue
+		}
+		if q == "" || strings.Contains(strings.ToLower(d.Name), q) || strings.Contains(strings.ToLower(d.Description), q) {
+			out = append(out, entry{d.Name, d.Description, readActions[d.Action]})
+		}
+	}
+	return jsonResult(map[string]any{"tools": out}), nil
+}

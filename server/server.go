@@ -203,7 +203,10 @@ func New(app App, opts Options) (*Server, error) {
 
 	s.sessions = session.NewManager(&session.Options{
 		// A session's MCP clients are closed cleanly when it ends.
-		OnEnd: func(se *session.Session) { s.bridge.SessionEnded(se.ID) },
+		OnEnd: func(se *session.Session) {
+			s.metrics.SessionsOpen.Dec()
+			s.bridge.SessionEnded(se.ID)
+		},
 		Dispatcher: &dispatcher.Options{
 			Logger: opts.Logger,
 			Hooks: dispatcher.Hooks{
@@ -430,4 +433,22 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// StartHeadless starts a session of the app with no terminal attached, for
+// agents and tests. It ends when end is called or the server shuts down.
+func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end func(), err error) {
+	if s.isDraining() {
+		return nil, nil, errors.New("server: shutting down")
+	}
+	se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
+	}
+	if !ok {
+		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
+		return nil, nil, fmt.Errorf("server: too many sessions for %q (limit %d)", owner.User, s.opts.Limits.MaxSessionsPerUser)
+	}
+	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
+	return se, func() { s.sessions.End(se.ID) }, nil
 }

@@ -153,8 +153,7 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 			refuse(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
 			return
 		}
-		s.metrics.SessionsOpen.Inc()
-		defer s.metrics.SessionsOpen.Dec()
+		s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 		defer s.sessions.End(se.ID)
 		_, detach := se.Attach(session.KindTerminal, owner.User)
 		defer detach()

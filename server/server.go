@@ -16,6 +16,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/hostkeys"
+	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -105,6 +106,11 @@ type Options struct {
 	// PublicURL is the base URL of the HTTP listener as clients reach it,
 	// shown in the attach panel; default "http://" + the listen address.
 	PublicURL string
+	// MCPLensMode is the focus lens mode: "focused" (default), "hover" or
+	// "all".
+	MCPLensMode string
+	// MCPMaxTools is how many tools the lens advertises; default 15.
+	MCPMaxTools int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to a fresh metrics.New().
@@ -216,10 +222,19 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
+	mode, err := lens.ParseMode(opts.MCPLensMode)
+	if err != nil {
+		return nil, fmt.Errorf("server: --mcp-lens-mode: %w", err)
+	}
+	if opts.MCPMaxTools < 0 {
+		return nil, fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
+	}
 	s.bridge = mcpbridge.New(s.sessions, mcpbridge.Options{
 		Namespace:   app.Name,
 		Projections: app.Projections,
 		Logger:      opts.Logger,
+		LensMode:    mode,
+		MaxTools:    opts.MCPMaxTools,
 	})
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {

@@ -98,7 +98,7 @@ func (s *Session) Attach(kind, name string) (id string, detach func()) {
 	hooks := slices.Clone(s.onChange)
 	s.mu.Unlock()
 	run(hooks)
-	s.signal()
+	s.signalPresence()
 	var once sync.Once
 	return id, func() {
 		once.Do(func() {
@@ -107,7 +107,7 @@ func (s *Session) Attach(kind, name string) (id string, detach func()) {
 			hooks := slices.Clone(s.onChange)
 			s.mu.Unlock()
 			run(hooks)
-			s.signal()
+			s.signalPresence()
 		})
 	}
 }

@@ -33,6 +33,7 @@ type shared struct {
 	hasScreen bool
 	keys      KeySink
 	watchers  map[int]chan struct{}
+	presence  map[int]chan struct{}
 	nextWatch int
 }
 
@@ -122,30 +123,42 @@ func (s *Session) SendKeys(agent string, keys []string) error {
 // Watch returns a channel signalled (coalescing, never blocking the
 // sender) whenever the attention, the recent actions, the screen or the
 // presence change, and a function that stops watching.
-func (s *Session) Watch() (<-chan struct{}, func()) {
+func (s *Session) Watch() (<-chan struct{}, func()) { return s.watch(&s.shared.watchers) }
+
+// WatchPresence is like Watch, for presence changes only.
+func (s *Session) WatchPresence() (<-chan struct{}, func()) { return s.watch(&s.shared.presence) }
+
+func (s *Session) watch(set *map[int]chan struct{}) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
-	if s.shared.watchers == nil {
-		s.shared.watchers = make(map[int]chan struct{})
+	if *set == nil {
+		*set = make(map[int]chan struct{})
 	}
 	id := s.shared.nextWatch
 	s.shared.nextWatch++
-	s.shared.watchers[id] = ch
+	(*set)[id] = ch
 	s.mu.Unlock()
 	var once sync.Once
 	return ch, func() {
 		once.Do(func() {
 			s.mu.Lock()
-			delete(s.shared.watchers, id)
+			delete(*set, id)
 			s.mu.Unlock()
 		})
 	}
 }
 
-func (s *Session) signal() {
+func (s *Session) signal() { s.notify(s.shared.watchers) }
+
+func (s *Session) signalPresence() {
+	s.notify(s.shared.presence)
+	s.signal()
+}
+
+func (s *Session) notify(set map[int]chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ch := range s.shared.watchers {
+	for _, ch := range set {
 		select {
 		case ch <- struct{}{}:
 		default:

@@ -81,6 +81,9 @@ type Model struct {
 	origin dispatcher.Origin
 	done   chan struct{} // closed when the program ends (by Close)
 	close  sync.Once
+	// presence is signalled when someone attaches or detaches.
+	presence     <-chan struct{}
+	stopPresence func()
 
 	// Owned by the program's goroutine.
 	snap       dispatcher.Snapshot
@@ -110,16 +113,19 @@ func New(sess *session.Session, opts Options) *Model {
 		opts.Theme = ui.DefaultTheme()
 	}
 	sub := sess.Dispatcher.Subscribe()
+	presence, stopPresence := sess.WatchPresence()
 	m := &Model{
-		sess:   sess,
-		sub:    sub,
-		opts:   opts,
-		origin: dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal},
-		done:   make(chan struct{}),
-		snap:   sub.Latest(),
-		width:  80,
-		height: 24,
-		locals: make(map[string]*ui.LocalState),
+		presence:     presence,
+		stopPresence: stopPresence,
+		sess:         sess,
+		sub:          sub,
+		opts:         opts,
+		origin:       dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal},
+		done:         make(chan struct{}),
+		snap:         sub.Latest(),
+		width:        80,
+		height:       24,
+		locals:       make(map[string]*ui.LocalState),
 	}
 	if opts.Width > 0 && opts.Height > 0 {
 		m.width, m.height = opts.Width, opts.Height
@@ -138,6 +144,7 @@ func (m *Model) Close() {
 	m.close.Do(func() {
 		close(m.done)
 		m.sub.Close()
+		m.stopPresence()
 		if m.scr != nil {
 			_ = m.scr.close()
 		}
@@ -161,6 +168,8 @@ func (m *Model) waitSnapshot() tea.Cmd {
 		select {
 		case <-m.sub.C():
 			return snapshotMsg{}
+		case <-m.presence:
+			return snapshotMsg{} // redraw the status bar
 		case <-m.done:
 			return nil
 		}
@@ -208,6 +217,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case AgentKeysMsg:
 		err := m.agentKeys(msg)
+		if m.opts.Primary {
+			// The agent's answer carries the screen its keys produced,
+			// whenever the terminal itself gets to draw it.
+			m.sess.SetScreen(m.Frame())
+		}
 		if msg.Result != nil {
 			msg.Result <- err
 		}

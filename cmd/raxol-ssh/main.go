@@ -91,6 +91,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	fs.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", 30*60e9, "end a session after this long without input")
 	fs.DurationVar(&o.Limits.MaxSessionDuration, "max-session-duration", 12*3600e9, "end any session after this long")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
+	fs.StringVar(&o.MCPLensMode, "mcp-lens-mode", "focused", "focus lens mode for MCP tool lists: focused, hover or all")
+	fs.IntVar(&o.MCPMaxTools, "mcp-max-tools", 15, "how many tools the focus lens advertises to agents")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/lens"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -38,6 +39,8 @@ type Options struct {
 	ClientIdleTimeout time.Duration
 	// Version is reported to clients as the server version.
 	Version string
+	// Metrics counts tool calls and clients; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Bridge serves the MCP endpoints of every live session of a manager.

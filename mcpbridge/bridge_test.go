@@ -13,10 +13,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -69,6 +71,7 @@ func (f form) View() ui.Node {
 
 type env struct {
 	t       *testing.T
+	metrics *metrics.Metrics
 	mgr     *session.Manager
 	bridge  *mcpbridge.Bridge
 	http    *httptest.Server
@@ -77,11 +80,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{t: t}
+	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{
 		Namespace:   "app",
 		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
+		Metrics:     e.metrics,
 	})
 	e.http = httptest.NewServer(e.bridge)
 	s, ok, err := e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
@@ -229,6 +233,14 @@ func TestCallErrorsAreDistinctAndLeaveTheModel(t *testing.T) {
 	// The session still works after an update_failed.
 	if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 1 {
 		t.Fatalf("click after failures: %v", out)
+	}
+	for outcome, want := range map[string]float64{"ok": 1, "update_failed": 1, "widget_gone": 2, "unknown_tool": 1, "invalid_arguments": 3} {
+		if got := testutil.ToFloat64(e.metrics.MCPToolCalls.WithLabelValues(outcome)); got != want {
+			t.Errorf("raxol_mcp_tool_calls_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(e.metrics.MCPClients); got != 1 {
+		t.Errorf("raxol_mcp_clients = %v, want 1", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -262,11 +263,13 @@ func toolDef(d Derived) *mcp.Tool {
 func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
 	ss := req.Session
 	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
+	c.b.opts.Metrics.MCPClient(1)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		_ = ss.Wait()
 		detach()
+		c.b.opts.Metrics.MCPClient(-1)
 	}()
 }
 
@@ -300,13 +303,37 @@ func (c *conn) close() {
 // resolving it against the tree current at call time.
 func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/call" {
-			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !isSessionTool(r.Params.Name) {
-				return c.callDerived(ctx, r), nil
-			}
+		if method != "tools/call" {
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
+		start := time.Now()
+		var res mcp.Result
+		var err error
+		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !isSessionTool(r.Params.Name) {
+			res = c.callDerived(ctx, r)
+		} else {
+			res, err = next(ctx, method, req)
+		}
+		c.b.opts.Metrics.ToolCall(callOutcome(res, err), time.Since(start))
+		return res, err
 	}
+}
+
+// callOutcome is "ok" or the error kind of a tools/call result.
+func callOutcome(res mcp.Result, err error) string {
+	if err != nil {
+		return ErrKindInternalError
+	}
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || !r.IsError {
+		return "ok"
+	}
+	if m, ok := r.StructuredContent.(map[string]any); ok {
+		if k, ok := m["error"].(string); ok {
+			return k
+		}
+	}
+	return ErrKindToolError
 }
 
 // Error kinds of tool error results.

@@ -96,7 +96,25 @@ type Metrics struct {
 	// BytesWritten is raxol_terminal_bytes_written_total: bytes of rendered
 	// output written to terminals.
 	BytesWritten prometheus.Counter
+	// MCPToolCalls is raxol_mcp_tool_calls_total{outcome}: MCP tools/call
+	// requests by outcome, one of [ToolOutcomes].
+	MCPToolCalls *prometheus.CounterVec
+	// MCPToolCallDuration is raxol_mcp_tool_call_duration_seconds: time to
+	// answer one tools/call, fold included.
+	MCPToolCallDuration prometheus.Histogram
+	// MCPClients is raxol_mcp_clients: connected MCP client sessions.
+	MCPClients prometheus.Gauge
 }
+
+// Outcomes of MCP tool calls: "ok", or the error kind of the result.
+var toolOutcomes = []string{
+	"ok", "unknown_tool", "widget_gone", "invalid_arguments", "tool_error",
+	"update_failed", "timeout", "session_ended", "no_terminal", "denied",
+	"internal", OutcomeOther,
+}
+
+// ToolOutcomes returns the outcome label values of MCPToolCalls.
+func ToolOutcomes() []string { return slices.Clone(toolOutcomes) }
 
 // New returns a Metrics with a fresh Registry holding all of its metrics,
 // with every labelled series initialized to zero, and the Go runtime and
@@ -145,6 +163,25 @@ func New() *Metrics {
 			Namespace: "raxol", Subsystem: "terminal", Name: "bytes_written_total",
 			Help: "Bytes of rendered output written to terminals.",
 		}),
+		MCPToolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "mcp", Name: "tool_calls_total",
+			Help: "MCP tools/call requests by outcome.",
+		}, []string{"outcome"}),
+		MCPToolCallDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "raxol", Subsystem: "mcp", Name: "tool_call_duration_seconds",
+			Help:                            "Time to answer one MCP tools/call, fold included.",
+			Buckets:                         foldBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
+		MCPClients: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "raxol", Subsystem: "mcp", Name: "clients",
+			Help: "Connected MCP client sessions.",
+		}),
+	}
+	for _, o := range toolOutcomes {
+		m.MCPToolCalls.WithLabelValues(o)
 	}
 	for _, o := range outcomes {
 		m.Connections.WithLabelValues(o)
@@ -158,6 +195,7 @@ func New() *Metrics {
 		m.SessionsOpen, m.Connections, m.AuthFailures, m.LimitRejections,
 		m.FoldDuration, m.UpdateFailures, m.ViewFailures,
 		m.FramesWritten, m.BytesWritten,
+		m.MCPToolCalls, m.MCPToolCallDuration, m.MCPClients,
 	)
 	return m
 }
@@ -267,4 +305,25 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 		c.bytes.Add(float64(n))
 	}
 	return n, err
+}
+
+// ToolCall counts one MCP tool call under outcome, one of [ToolOutcomes]
+// (any other value counts as "other"), and observes its duration.
+func (m *Metrics) ToolCall(outcome string, d time.Duration) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(toolOutcomes, outcome) {
+		outcome = OutcomeOther
+	}
+	m.MCPToolCalls.WithLabelValues(outcome).Inc()
+	m.MCPToolCallDuration.Observe(d.Seconds())
+}
+
+// MCPClient adds delta (+1 or -1) to the connected MCP clients.
+func (m *Metrics) MCPClient(delta int) {
+	if m == nil {
+		return
+	}
+	m.MCPClients.Add(float64(delta))
 }

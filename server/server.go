@@ -235,6 +235,7 @@ func New(app App, opts Options) (*Server, error) {
 		Logger:      opts.Logger,
 		LensMode:    mode,
 		MaxTools:    opts.MCPMaxTools,
+		Metrics:     s.metrics,
 	})
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {

@@ -70,7 +70,7 @@ func (f form) View() ui.Node {
 }
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	metrics *metrics.Metrics
 	mgr     *session.Manager
 	bridge  *mcpbridge.Bridge
@@ -78,7 +78,9 @@ type env struct {
 	session *session.Session
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newBenchEnv(t) }
+
+func newBenchEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})

@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -108,14 +109,23 @@ const maxDepth = 4
 
 // drawTree draws a random component tree whose widget ids are new to st.
 func drawTree(t *rapid.T, st *genState) ui.Node {
-	return drawNode(t, st, 0)
+	if rapid.IntRange(0, 9).Draw(t, "rootKind") == 0 {
+		return drawNode(t, st, 0)
+	}
+	// Mostly a Column or Row of several nodes, so that trees are not
+	// too small.
+	items := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) ui.Node { return drawNode(t, st, 1) }), 1, 8).Draw(t, "rootItems")
+	if rapid.Bool().Draw(t, "rootRow") {
+		return ui.Row{Items: items}
+	}
+	return ui.Column{Items: items}
 }
 
 // drawNode draws a node at the given container depth: a container
 // (Column, Row, Box), a Text, or a widget of any of the 16 types (a Modal
 // has a random body one level deeper).
 func drawNode(t *rapid.T, st *genState, depth int) ui.Node {
-	containerWeight := []int{8, 4, 3, 2, 0}[min(depth, maxDepth)]
+	containerWeight := []int{8, 5, 4, 3, 0}[min(depth, maxDepth)]
 	k := rapid.IntRange(0, 9).Draw(t, "nodeKind")
 	switch {
 	case k < containerWeight:
@@ -156,7 +166,11 @@ var widgetKinds = []string{
 // drawWidget draws one widget of a random type with a new id, random
 // Disabled and Exclude flags (mostly off) and app text everywhere.
 func drawWidget(t *rapid.T, st *genState, depth int) ui.Node {
-	kind := rapid.IntRange(0, len(widgetKinds)-1).Draw(t, "widgetKind")
+	// Modals, the only widgets with content, are drawn more often.
+	kind := rapid.IntRange(0, len(widgetKinds)+3).Draw(t, "widgetKind")
+	if kind >= len(widgetKinds) {
+		kind = slices.Index(widgetKinds, "Modal")
+	}
 	return drawWidgetOfKind(t, st, depth, kind)
 }
 
@@ -194,7 +208,7 @@ func drawWidgetOfKind(t *rapid.T, st *genState, depth, kind int) ui.Node {
 		if depth < maxDepth && rapid.IntRange(0, 4).Draw(t, "modalEmpty") > 0 {
 			body = drawNode(t, st, depth+1)
 		}
-		return ui.Modal{ID: id, Title: txt("title"), Body: body, Visible: rapid.Bool().Draw(t, "visible"),
+		return ui.Modal{ID: id, Title: txt("title"), Body: body, Visible: rapid.IntRange(0, 2).Draw(t, "visible") > 0,
 			ConfirmLabel: txt("confirm"), DismissLabel: txt("dismiss"), Exclude: exclude}
 	case "Table":
 		cols := make([]ui.TableColumn, rapid.IntRange(0, 4).Draw(t, "nCols"))
@@ -211,7 +225,7 @@ func drawWidgetOfKind(t *rapid.T, st *genState, depth, kind int) ui.Node {
 		}
 		return ui.Table{ID: id, Columns: cols, Rows: rows, Selected: num.Draw(t, "selected"), SortColumn: sortCol,
 			SortDirection: rapid.SampledFrom([]string{"", ui.SortAsc, ui.SortDesc, "sideways"}).Draw(t, "dir"),
-			Height: num.Draw(t, "height"), Disabled: disabled, Exclude: exclude}
+			Height:        num.Draw(t, "height"), Disabled: disabled, Exclude: exclude}
 	case "Tree":
 		nodes := drawTreeNodes(t, 2)
 		return ui.Tree{ID: id, Nodes: nodes, Selected: txt("selected"), Height: num.Draw(t, "height"), Disabled: disabled, Exclude: exclude}
@@ -273,10 +287,10 @@ func drawTreeNodes(t *rapid.T, depth int) []ui.TreeNode {
 // ui.Widget but not a ui.ToolProvider).
 type plainWidget struct{ ID string }
 
-func (plainWidget) Children() []ui.Node                              { return nil }
-func (p plainWidget) WidgetID() string                               { return p.ID }
-func (plainWidget) Focusable() bool                                  { return true }
-func (plainWidget) Render(ui.RenderContext) string                   { return "*" }
+func (plainWidget) Children() []ui.Node                            { return nil }
+func (p plainWidget) WidgetID() string                             { return p.ID }
+func (plainWidget) Focusable() bool                                { return true }
+func (plainWidget) Render(ui.RenderContext) string                 { return "*" }
 func (plainWidget) HandleEvent(ui.Event, *ui.LocalState) []tea.Msg { return nil }
 
 // ---- Tree helpers, written against the concrete node types rather than

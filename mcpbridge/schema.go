@@ -9,9 +9,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// schemaCache holds resolved input schemas, keyed by their JSON. Widget
-// schemas are static per (type, action), so it stays small; it is capped
-// anyway.
+// schemaCache holds resolved input schemas by (widget type, action):
+// schemas are static per pair (see ui.ToolSpec), so it stays small; it is
+// capped anyway.
 type schemaCache struct {
 	mu sync.Mutex
 	m  map[string]*jsonschema.Resolved
@@ -19,17 +19,17 @@ type schemaCache struct {
 
 const maxSchemas = 1024
 
-// validate checks args against schema, naming the offending field.
-func (c *schemaCache) validate(_ string, schema map[string]any, args map[string]any) error {
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return fmt.Errorf("the tool's schema is not valid JSON: %w", err)
-	}
-	key := string(raw)
+// validate checks args against schema, naming the offending field. key
+// names the (widget type, action) the schema belongs to.
+func (c *schemaCache) validate(key string, schema map[string]any, args map[string]any) error {
 	c.mu.Lock()
 	rs, ok := c.m[key]
 	c.mu.Unlock()
 	if !ok {
+		raw, err := json.Marshal(schema)
+		if err != nil {
+			return fmt.Errorf("the tool's schema is not valid JSON: %w", err)
+		}
 		var s jsonschema.Schema
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("the tool's schema is invalid: %w", err)

@@ -46,7 +46,8 @@ func SlogWarn(l *slog.Logger) WarnFunc {
 
 // Derive walks tree in pre-order and returns the tools its widgets offer
 // now. A widget id or action name that is not valid, or a widget id seen
-// before, derives nothing and is reported to warn; an Exclude widget
+// before (on any widget, tool provider or not), derives nothing and is
+// reported to warn; an Exclude widget
 // derives nothing (its children are still walked); a hidden overlay and
 // its content derive nothing. warn may be nil.
 func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
@@ -59,21 +60,28 @@ func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
 		if o, ok := n.(ui.Overlay); ok && !o.Shown() {
 			return false
 		}
-		tp, ok := n.(ui.ToolProvider)
+		// Every widget claims its id, whether or not it offers tools: the
+		// first widget with an id is the one Lookup (and ui.Find) resolve
+		// it to, so a later tool provider with the same id must derive
+		// nothing, or its tools would be advertised but not callable.
+		w, ok := n.(ui.Widget)
 		if !ok {
 			return true
 		}
-		id := tp.WidgetID()
+		tp, isProvider := n.(ui.ToolProvider)
+		id := w.WidgetID()
 		switch {
 		case !widgetIDRe.MatchString(id):
-			warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			if isProvider {
+				warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
+			}
 			return true
 		case seen[id]:
 			warn("widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
 			return true
 		}
 		seen[id] = true
-		if excluded(n) {
+		if !isProvider || excluded(n) {
 			return true
 		}
 		for _, spec := range tp.Tools() {

@@ -95,7 +95,8 @@ type Session struct {
 // HTTP on 127.0.0.1:0, DataDir t.TempDir(), logs to t.Log), starts a
 // headless session ([server.Server.StartHeadless]) and connects a go-sdk
 // MCP client over Streamable HTTP (or SSE, [WithSSE]) to the session's
-// endpoint with its bearer token. t.Cleanup closes the client, ends the
+// endpoint with its bearer token. It returns once the session sees the
+// client attached as an agent. t.Cleanup closes the client, ends the
 // session and shuts the server down, in that order.
 //
 // Start fails the test with Fatalf when any step fails.
@@ -150,6 +151,14 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 	if err := s.connect(); err != nil {
 		t.Fatalf("mcptest: connect an MCP client to %s: %v", s.endpoint, err)
 		return s
+	}
+	// The server records the agent's presence when it handles the
+	// client's notifications/initialized, after Connect has returned.
+	for deadline := time.Now().Add(cfg.timeout); len(se.Agents()) == 0; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mcptest: the session did not see the MCP client attach within %v", cfg.timeout)
+			return s
+		}
 	}
 	return s
 }
@@ -316,26 +325,24 @@ var selectActions = []string{"select_row", "select_tab", "select"}
 
 // Select chooses the entry at a zero-based index with whichever of
 // select_row (Table), select_tab (Tabs) or select (SelectList) the widget
-// offers now, as the session's tool list and discover_tools report. For a
-// Menu, whose select takes an item id, use [Session.SelectItem].
+// offers now. The action is picked the way the session's MCP server
+// resolves a call, against the current tree; the call then goes over MCP.
+// For a Menu, whose select takes an item id, use [Session.SelectItem].
 func (s *Session) Select(id string, index int) *Session {
 	s.t.Helper()
 	if !s.usable("Select", s.Tool(id, "select*"), nil) {
 		return s
 	}
-	listed, found, err := s.tools()
-	if err != nil {
-		s.t.Fatalf("mcptest: Select(%q, %d): listing the tools to find the widget's select action: %v", id, index, err)
-		return s
-	}
 	for _, a := range selectActions {
 		name := s.Tool(id, a)
-		if slices.Contains(listed, name) || slices.Contains(found, name) {
-			return s.act(name, map[string]any{"index": index})
+		if _, spec, ok := mcpbridge.Lookup(s.app, s.Tree(), name); ok {
+			if props, _ := spec.InputSchema["properties"].(map[string]any); props["index"] != nil {
+				return s.act(name, map[string]any{"index": index})
+			}
 		}
 	}
-	s.t.Fatalf("mcptest: Select(%q, %d): widget %q offers none of %s now; is it in the current view (a tab's widgets show only while it is active), enabled, and a Table, Tabs or SelectList?\n%s",
-		id, index, id, strings.Join(selectActions, ", "), formatTools(listed, found))
+	s.t.Fatalf("mcptest: Select(%q, %d): widget %q offers none of %s taking an index now; is it in the current view (a tab's widgets show only while it is active), enabled, and a Table, Tabs or SelectList (for a Menu use SelectItem)?\n%s",
+		id, index, id, strings.Join(selectActions, ", "), s.toolsReport())
 	return s
 }
 
@@ -552,10 +559,15 @@ func (s *Session) tools() (listed, found []string, err error) {
 
 // Tools returns every tool the session offers now: those tools/list
 // advertises (the focus lens's choice, session tools first) followed by
-// those only discover_tools finds. It fails the test when listing fails.
+// those only discover_tools finds, once the server has caught up with the
+// latest model version. It fails the test when listing fails.
 func (s *Session) Tools() []string {
 	s.t.Helper()
 	if !s.usable("Tools", "tools/list", nil) {
+		return nil
+	}
+	if err := s.waitSynced(); err != nil {
+		s.t.Fatalf("mcptest: listing tools: %v", err)
 		return nil
 	}
 	listed, found, err := s.tools()
@@ -566,9 +578,46 @@ func (s *Session) Tools() []string {
 	return append(listed, found...)
 }
 
+// waitSynced waits until the session's MCP server has re-derived its
+// tools from the dispatcher's latest snapshot. Tool calls answer after the
+// fold, but the server updates its tool list (and sends list_changed)
+// asynchronously, so a listing right after a call can be stale. The sync
+// is seen in the raxol://session/context resource: its activity lists the
+// snapshot versions the server has projected.
+func (s *Session) waitSynced() error {
+	want := s.se.Dispatcher.Snapshot().Version
+	deadline := time.Now().Add(s.cfg.timeout)
+	var last uint64
+	for {
+		text, err := s.readResource(mcpbridge.URIContext)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", mcpbridge.URIContext, err)
+		}
+		var ctx struct {
+			Activity []struct {
+				Version uint64 `json:"version"`
+			} `json:"activity"`
+		}
+		if err := json.Unmarshal([]byte(text), &ctx); err != nil {
+			return fmt.Errorf("decode %s: %w", mcpbridge.URIContext, err)
+		}
+		if n := len(ctx.Activity); n > 0 {
+			last = ctx.Activity[n-1].Version
+		}
+		if last >= want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the session's MCP server has projected version %d, not the latest %d, after %v", last, want, s.cfg.timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // toolsReport lists the tools for a failure message, or says why it
 // cannot.
 func (s *Session) toolsReport() string {
+	_ = s.waitSynced() // best effort: a stale list is still useful
 	listed, found, err := s.tools()
 	if err != nil {
 		return fmt.Sprintf("the available tools could not be listed: %v", err)
@@ -763,15 +812,22 @@ func (s *Session) AssertScreen(substr string) *Session {
 	return s
 }
 
+// toolSettle is how long a tool assertion waits, after the server has
+// caught up with the latest snapshot, for its answer to settle.
+const toolSettle = 500 * time.Millisecond
+
 // AssertToolAvailable checks that the session offers the tool now: listed
-// by tools/list or found by discover_tools.
+// by tools/list or found by discover_tools. The server updates its tool
+// list asynchronously after a change, so this first waits until it has
+// caught up with the model's latest version (see raxol://session/context).
 func (s *Session) AssertToolAvailable(name string) *Session {
 	s.t.Helper()
 	return s.assertTool(name, true)
 }
 
 // RefuteToolAvailable checks that the session does not offer the tool
-// now: neither listed by tools/list nor found by discover_tools.
+// now: neither listed by tools/list nor found by discover_tools. Like
+// AssertToolAvailable, it first waits for the server to catch up.
 func (s *Session) RefuteToolAvailable(name string) *Session {
 	s.t.Helper()
 	return s.assertTool(name, false)
@@ -786,12 +842,25 @@ func (s *Session) assertTool(name string, want bool) *Session {
 	if !s.usable(what, name, nil) {
 		return s
 	}
-	listed, found, err := s.tools()
-	if err != nil {
+	if err := s.waitSynced(); err != nil {
 		s.t.Errorf("mcptest: %s(%q): %v", what, name, err)
 		return s
 	}
-	has := slices.Contains(listed, name) || slices.Contains(found, name)
+	// Once synced, the server's registrations can still trail its lens by
+	// a moment: give the answer a short grace period to settle.
+	var listed, found []string
+	var has bool
+	for deadline := time.Now().Add(toolSettle); ; time.Sleep(10 * time.Millisecond) {
+		var err error
+		if listed, found, err = s.tools(); err != nil {
+			s.t.Errorf("mcptest: %s(%q): %v", what, name, err)
+			return s
+		}
+		has = slices.Contains(listed, name) || slices.Contains(found, name)
+		if has == want || time.Now().After(deadline) {
+			break
+		}
+	}
 	switch {
 	case want && !has:
 		s.t.Errorf("mcptest: %s(%q): the session does not offer it\n%s", what, name, formatTools(listed, found))

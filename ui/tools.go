@@ -14,7 +14,8 @@ type ToolSpec struct {
 	// app text (labels, values, ids). A model reads it as instructions.
 	Description string
 	// InputSchema is a JSON Schema object ("type": "object") for the
-	// arguments.
+	// arguments. Like Description it is static per (widget type, action):
+	// the bridge compiles it once and reuses it.
 	InputSchema map[string]any
 	// Annotations may mark the tool {"sensitive": true} or
 	// {"destructiveHint": true}; nothing else survives derivation.

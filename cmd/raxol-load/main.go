@@ -21,6 +21,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/charmbracelet/x/vt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	gossh "golang.org/x/crypto/ssh"
 )
 
@@ -44,6 +47,16 @@ type client struct {
 	stdin io.WriteCloser
 	bytes atomic.Int64
 	out   chan struct{} // signalled on output
+	mu    sync.Mutex    // protects em
+	em    *vt.Emulator  // the screen, as a terminal would show it
+	agent *mcp.ClientSession
+}
+
+// screen returns the client's screen text.
+func (c *client) screen() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.em.String()
 }
 
 func run() error {
@@ -53,6 +66,8 @@ func run() error {
 	parallel := flag.Int("parallel", 16, "connections opened at once")
 	hold := flag.Duration("hold", 10*time.Second, "how long the sessions stay open and idle")
 	keys := flag.Int("keys", 200, "keystroke round trips to time (spread over the sessions)")
+	agents := flag.Int("agents", 0, "sessions that also get an MCP agent, attached with the URL and token read off the attach panel (ctrl+o)")
+	calls := flag.Int("calls", 500, "MCP tool calls to time (spread over the agents)")
 	flag.Parse()
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -113,6 +128,36 @@ func run() error {
 		return errors.New("no session opened")
 	}
 
+	if *agents > 0 {
+		n := min(*agents, len(clients))
+		start := time.Now()
+		var attached atomic.Int64
+		var wg sync.WaitGroup
+		for _, c := range clients[:n] {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if err := attach(c); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				attached.Add(1)
+			})
+		}
+		wg.Wait()
+		fmt.Printf("attached %d MCP agents in %s\n", attached.Load(), time.Since(start).Round(time.Millisecond))
+		if e := firstErr.Load(); e != nil {
+			fmt.Printf("first failure: %v\n", e)
+		}
+		defer func() {
+			for _, c := range clients {
+				if c.agent != nil {
+					_ = c.agent.Close()
+				}
+			}
+		}()
+	}
+
 	// Let first frames settle, then measure an idle period.
 	time.Sleep(2 * time.Second)
 	idleStart, err := scrape(*metricsURL)
@@ -137,6 +182,12 @@ func run() error {
 	}
 	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
 		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
+
+	if *agents > 0 {
+		if err := timeCalls(clients, *calls); err != nil {
+			return err
+		}
+	}
 
 	// Keystroke round trips: a key in, the first byte of the redraw out.
 	var lat []time.Duration
@@ -204,7 +255,8 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 		conn.Close()
 		return nil, err
 	}
-	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1)}
+	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(80, 24)}
+	go func() { _, _ = io.Copy(stdin, c.em) }() // the terminal's replies to queries
 	first := make(chan struct{})
 	go func() {
 		buf := make([]byte, 32<<10)
@@ -212,6 +264,9 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 		for {
 			n, err := stdout.Read(buf)
 			if n > 0 {
+				c.mu.Lock()
+				_, _ = c.em.Write(buf[:n])
+				c.mu.Unlock()
 				c.bytes.Add(int64(n))
 				once()
 				select {
@@ -231,6 +286,100 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 		return nil, errors.New("no first frame within 30s")
 	}
 	return c, nil
+}
+
+var (
+	urlRe   = regexp.MustCompile(`(http://\S+/sessions/\S+/mcp)`)
+	tokenRe = regexp.MustCompile(`Bearer token[^\n]*\n\s*([A-Za-z0-9_-]{43})`)
+)
+
+// attach opens the attach panel with ctrl+o, reads the session's MCP URL
+// and token off the screen, closes the panel and connects an agent.
+func attach(c *client) error {
+	if _, err := io.WriteString(c.stdin, "\x0f"); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var url, token string
+	for {
+		scr := c.screen()
+		if m := urlRe.FindStringSubmatch(scr); m != nil {
+			if t := tokenRe.FindStringSubmatch(scr); t != nil {
+				url, token = m[1], t[1]
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("no attach panel on screen within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := io.WriteString(c.stdin, "\x0f"); err != nil {
+		return err
+	}
+	hc := &http.Client{Transport: bearer{token}}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		return fmt.Errorf("mcp connect %s: %w", url, err)
+	}
+	c.agent = cs
+	return nil
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// timeCalls times tool calls, a write (type_into, folded before it
+// answers) and a read (get_value) in turn, over the agents one by one.
+func timeCalls(clients []*client, n int) error {
+	var agents []*client
+	for _, c := range clients {
+		if c.agent != nil {
+			agents = append(agents, c)
+		}
+	}
+	if len(agents) == 0 {
+		return errors.New("no agent attached")
+	}
+	var writes, reads []time.Duration
+	for i := range n {
+		c := agents[i%len(agents)]
+		name, args := "demo.search.type_into", map[string]any{"text": fmt.Sprintf("load-%d", i)}
+		if i%2 == 1 {
+			name, args = "demo.search.get_value", map[string]any{}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t0 := time.Now()
+		res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		d := time.Since(t0)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if res.IsError {
+			return fmt.Errorf("%s: error result %v", name, res.Content)
+		}
+		if i%2 == 1 {
+			reads = append(reads, d)
+		} else {
+			writes = append(writes, d)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		d    []time.Duration
+	}{{"write (type_into)", writes}, {"read (get_value)", reads}} {
+		slices.Sort(l.d)
+		fmt.Printf("tool call %s over %d calls: p50=%s p90=%s p99=%s\n", l.name, len(l.d),
+			l.d[len(l.d)/2], l.d[len(l.d)*9/10], l.d[len(l.d)*99/100])
+	}
+	return nil
 }
 
 // scrape reads the unlabelled samples of a Prometheus text exposition.

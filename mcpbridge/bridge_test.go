@@ -408,3 +408,80 @@ func waitFor(t *testing.T, f func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestMalformedRequestsGetClearErrors(t *testing.T) {
+	e := newEnv(t)
+	cs, _ := e.connect(false)
+	url := e.http.URL + "/sessions/" + e.session.ID + "/mcp"
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.session.Token())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sb strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			sb.Write(buf[:n])
+			if err != nil || strings.Contains(sb.String(), "\n\n") {
+				break
+			}
+		}
+		return resp.StatusCode, sb.String()
+	}
+	if code, body := post("{not json"); code != http.StatusBadRequest {
+		t.Errorf("garbage body: %d %q", code, body)
+	}
+	if code, body := post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"app.name.type_into","arguments":"nope"}}`); code != http.StatusOK || !strings.Contains(body, "arguments must be a JSON object") {
+		t.Errorf("arguments not an object: %d %q", code, body)
+	}
+	if code, body := post(`{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`); !strings.Contains(body, "-32601") && code == http.StatusOK {
+		t.Errorf("unknown method: %d %q", code, body)
+	}
+	// The session is unharmed.
+	if out, isErr := call(t, cs, "app.name.type_into", map[string]any{"text": "still works"}); isErr {
+		t.Fatalf("call after bad input: %v", out)
+	}
+}
+
+func TestCallsAfterTheSessionEnded(t *testing.T) {
+	e := newEnv(t)
+	cs, _ := e.connect(false)
+	e.mgr.End(e.session.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "app.name.type_into", Arguments: map[string]any{"text": "x"}}); err == nil {
+		t.Fatal("a call after the session ended succeeded")
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+e.session.Token())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("ended session's URL answered %d, want 401 like any unknown session", resp.StatusCode)
+	}
+}
+
+func TestOtherSessionsToolsAreNotReachable(t *testing.T) {
+	e := newEnv(t)
+	other, _, _ := e.mgr.Start("app", session.Owner{User: "v"}, form{}, 0)
+	cs, _ := e.connect(false)
+	// Same app, same widget ids: a name reaches this session's widget only.
+	call(t, cs, "app.name.type_into", map[string]any{"text": "mine"})
+	if got := other.Dispatcher.Snapshot().Model.(form).Name; got != "" {
+		t.Fatalf("another session's model changed to %q", got)
+	}
+	if out, isErr := call(t, cs, "other.name.type_into", map[string]any{"text": "x"}); !isErr || out["error"] != mcpbridge.ErrKindUnknownTool {
+		t.Fatalf("foreign namespace: %v", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -340,5 +341,86 @@ func TestCloseStopsWaiting(t *testing.T) {
 	m.Close()
 	if msg := <-done; msg != nil {
 		t.Fatalf("wait after Close returned %T, want nil", msg)
+	}
+}
+
+func newPrimary(t *testing.T) (*Model, *session.Session) {
+	t.Helper()
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, _, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, Options{Terminal: "u", Primary: true})
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	return m, s
+}
+
+func TestAgentKeysActAsTypedWithTheAgentAsOrigin(t *testing.T) {
+	m, s := newPrimary(t)
+	res := make(chan error, 1)
+	m.Update(AgentKeysMsg{Agent: "bot", Keys: []string{"h", "i", "tab"}, Result: res})
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+	if model(s).name != "hi" || m.Focus() != "open" {
+		t.Fatalf("name %q focus %q", model(s).name, m.Focus())
+	}
+	if o := s.Dispatcher.Snapshot().Origin; o != (dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "bot"}) {
+		t.Fatalf("origin %v", o)
+	}
+	if scr, _ := s.Screen(); !strings.Contains(stripEsc(scr), "hi") {
+		t.Fatalf("published screen lacks the agent's text: %q", scr)
+	}
+	for _, keys := range [][]string{{"ctrl+c"}, {"h", "nosuchkey"}} {
+		m.Update(AgentKeysMsg{Agent: "bot", Keys: keys, Result: res})
+		if err := <-res; err == nil {
+			t.Errorf("keys %v were accepted", keys)
+		}
+	}
+	if model(s).name != "hi" {
+		t.Fatalf("a refused key batch changed the model to %q", model(s).name)
+	}
+}
+
+func TestPrimaryPublishesAttentionAndRecentActions(t *testing.T) {
+	m, s := newPrimary(t)
+	m.Update(key("tab"))
+	if a := s.Attention(); a.Focus != "open" {
+		t.Fatalf("attention %+v", a)
+	}
+	m.Update(key("x")) // on a button: nothing happens, nothing noted
+	if len(s.Recent()) != 0 {
+		t.Fatalf("recent %v after a key that did nothing", s.Recent())
+	}
+	m.Update(key("enter"))
+	if r := s.Recent(); len(r) == 0 || r[0] != "open" {
+		t.Fatalf("recent %v", r)
+	}
+	// A secondary terminal does not steer the lens.
+	other := New(s, Options{Terminal: "v"})
+	defer other.Close()
+	other.Update(key("tab"))
+	if a := s.Attention(); a.Focus != "dlg" && a.Focus != "open" {
+		t.Fatalf("secondary terminal moved attention to %+v", a)
+	}
+}
+
+func TestPresenceWakesTheTerminal(t *testing.T) {
+	m, s := newPrimary(t)
+	got := make(chan tea.Msg, 1)
+	go func() { got <- m.waitSnapshot()() }()
+	_, detach := s.Attach(session.KindAgent, "bot")
+	defer detach()
+	select {
+	case msg := <-got:
+		m.Update(msg)
+	case <-time.After(2 * time.Second):
+		t.Fatal("attaching an agent did not wake the terminal")
+	}
+	if !strings.Contains(screenText(m), "agents: 1") {
+		t.Fatalf("status bar: %q", screenText(m))
 	}
 }

@@ -46,10 +46,10 @@ func SlogWarn(l *slog.Logger) WarnFunc {
 
 // Derive walks tree in pre-order and returns the tools its widgets offer
 // now. A widget id or action name that is not valid, or a widget id seen
-// before (on any widget, tool provider or not), derives nothing and is
-// reported to warn; an Exclude widget
-// derives nothing (its children are still walked); a hidden overlay and
-// its content derive nothing. warn may be nil.
+// before on any widget (tool provider or not), derives nothing and is
+// reported to warn; an Exclude widget derives nothing (its children are
+// still walked); a hidden overlay and its content derive nothing. warn may
+// be nil.
 func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
 	if warn == nil {
 		warn = func(string, ...any) {}

@@ -155,11 +155,15 @@ type Overlay interface {
 	Shown() bool
 }
 
-// ActiveOverlay returns the last shown overlay in pre-order, the one on top.
+// ActiveOverlay returns the last shown overlay in pre-order, the one on
+// top. Overlays inside a hidden one are not shown.
 func ActiveOverlay(root Node) (Overlay, bool) {
 	var top Overlay
 	Walk(root, func(n Node) bool {
-		if o, ok := n.(Overlay); ok && o.Shown() {
+		if o, ok := n.(Overlay); ok {
+			if !o.Shown() {
+				return false // nothing inside a hidden overlay is shown
+			}
 			top = o
 		}
 		return true

@@ -96,3 +96,16 @@ func BenchmarkRenderWideTable(b *testing.B) {
 		_ = Render(tree, RenderOptions{Width: 160, Height: 50})
 	}
 }
+
+func TestOverlaysInsideHiddenOnesAreNotActive(t *testing.T) {
+	tree := Column{Items: []Node{
+		TextInput{ID: "a"},
+		Modal{ID: "m", Visible: false, Body: Modal{ID: "n", Visible: true, Body: Button{ID: "b"}}},
+	}}
+	if o, ok := ActiveOverlay(tree); ok {
+		t.Fatalf("active overlay %v inside a hidden one", o)
+	}
+	if got := strings.Join(FocusOrder(tree), ","); got != "a" {
+		t.Fatalf("focus order %s, want a", got)
+	}
+}

@@ -3,8 +3,13 @@ package mcpbridge
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +46,20 @@ type Options struct {
 	Version string
 	// Metrics counts tool calls and clients; nil counts nothing.
 	Metrics *metrics.Metrics
+	// TrustedOrigins are origins (scheme://host[:port]) allowed to call
+	// besides the server's own, e.g. a web client behind a proxy. A
+	// request whose Origin is neither gets 403.
+	TrustedOrigins []string
+	// AllowedHosts are Host header values accepted on a loopback listener
+	// besides loopback names (DNS-rebinding protection), e.g. the host of
+	// a reverse proxy that forwards the public name.
+	AllowedHosts []string
+	// MaxClients caps the MCP clients attached to one session; default 8.
+	MaxClients int
+	// ToolCallsPerSecond and ToolCallBurst rate-limit each client's tool
+	// calls; defaults 20 and 40.
+	ToolCallsPerSecond float64
+	ToolCallBurst      int
 }
 
 // Bridge serves the MCP endpoints of every live session of a manager.
@@ -52,6 +71,8 @@ type Bridge struct {
 	sessions *session.Manager
 	mux      *http.ServeMux
 	schemas  schemaCache
+
+	wg sync.WaitGroup // revocations in progress
 
 	mu     sync.Mutex // protects the following
 	conns  map[string]*conn
@@ -82,6 +103,15 @@ func New(m *session.Manager, opts Options) *Bridge {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.MaxClients <= 0 {
+		opts.MaxClients = 8
+	}
+	if opts.ToolCallsPerSecond <= 0 {
+		opts.ToolCallsPerSecond = 20
+	}
+	if opts.ToolCallBurst <= 0 {
+		opts.ToolCallBurst = 40
+	}
 	b := &Bridge{
 		opts:     opts,
 		log:      opts.Logger,
@@ -103,8 +133,20 @@ var dummyToken = strings.Repeat("x", 43)
 
 func (b *Bridge) serve(sse bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		reject := func(code int, reason, msg string) {
+			b.opts.Metrics.MCPRejected(reason)
+			writeError(w, code, msg)
+		}
+		if !b.originAllowed(r) {
+			reject(http.StatusForbidden, "origin", "cross-origin request refused")
+			return
+		}
+		if !b.hostAllowed(r) {
+			reject(http.StatusForbidden, "host", "Host not allowed on this listener (DNS rebinding protection)")
+			return
+		}
 		if r.ContentLength > b.opts.MaxBodyBytes {
-			writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+			reject(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large")
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, b.opts.MaxBodyBytes)
@@ -115,7 +157,11 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 		}
 		if c == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized: unknown session or wrong bearer token")
+			reject(http.StatusUnauthorized, "unauthorized", "unauthorized: unknown session or wrong bearer token")
+			return
+		}
+		if opensClient(r, sse) && b.Clients(se.ID) >= b.opts.MaxClients {
+			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d)", b.opts.MaxClients))
 			return
 		}
 		if sse {
@@ -124,6 +170,65 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			c.streamable.ServeHTTP(w, r)
 		}
 	}
+}
+
+// opensClient reports whether a request would start a new MCP client
+// session: a Streamable POST without a session id, or an SSE stream.
+func opensClient(r *http.Request, sse bool) bool {
+	if sse {
+		return r.Method == http.MethodGet
+	}
+	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
+}
+
+// originAllowed refuses requests from another origin (a browser page
+// elsewhere) unless trusted. Requests without Origin (non-browser clients)
+// pass.
+func (b *Bridge) originAllowed(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(b.opts.TrustedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+// hostAllowed protects loopback listeners from DNS rebinding: a request
+// that arrived on a loopback address must name a loopback host (or one
+// the operator allowed).
+func (b *Bridge) hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	if ap, err := netip.ParseAddrPort(local.String()); err != nil || !ap.Addr().IsLoopback() {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") || slices.ContainsFunc(b.opts.AllowedHosts, func(a string) bool { return strings.EqualFold(a, host) || strings.EqualFold(a, r.Host) }) {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// revoke closes a conn whose token was rotated, if it is still the
+// session's current one.
+func (b *Bridge) revoke(c *conn) {
+	defer b.wg.Done()
+	b.mu.Lock()
+	if b.conns[c.sess.ID] == c {
+		delete(b.conns, c.sess.ID)
+	}
+	b.mu.Unlock()
+	c.close()
 }
 
 // authenticate returns the session named by the path whose token the
@@ -181,6 +286,7 @@ func (b *Bridge) Close() {
 	for _, c := range conns {
 		c.close()
 	}
+	b.wg.Wait()
 }
 
 // Clients returns the number of MCP client sessions of a session.

@@ -14,6 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/lens"
@@ -49,6 +50,9 @@ type conn struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup // the watcher and one presence waiter per client
+	token      string         // the session's token when the conn was made
+	limiters   sync.Map       // *mcp.ServerSession -> *rate.Limiter
+	revoked    sync.Once
 
 	mu         sync.Mutex // protects the following
 	derived    []Derived
@@ -78,6 +82,7 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		cancel:     cancel,
 		registered: map[string]bool{},
 		warned:     map[string]bool{},
+		token:      se.Token(),
 	}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
 		Instructions: "This server drives a live terminal app that a human is using at the same time. " +
@@ -126,6 +131,16 @@ func (c *conn) watch() {
 			return
 		case <-sub.C():
 		case <-changed:
+			if c.sess.Token() != c.token {
+				// The human rotated the token: disconnect every client
+				// that used the old one. The next request with the new
+				// token gets a fresh server.
+				c.revoked.Do(func() {
+					c.b.wg.Add(1)
+					go c.b.revoke(c)
+				})
+				return
+			}
 		}
 		c.sync()
 	}
@@ -151,7 +166,6 @@ func (c *conn) sync() {
 
 	c.mu.Lock()
 	c.derived = derived
-	c.advertised = advertised
 	if n := len(c.activity); n == 0 || c.activity[n-1].Version != snap.Version {
 		c.activity = append(c.activity, activity{Version: snap.Version, Origin: snap.Origin.String(), At: snap.At.UTC().Format("2006-01-02T15:04:05.000Z07:00")})
 		if len(c.activity) > maxActivity {
@@ -168,6 +182,8 @@ func (c *conn) sync() {
 	for n := range c.registered {
 		if !want[n] {
 			remove = append(remove, n)
+			// Unmarked first: until RemoveTools runs, discover_tools lists
+			// it as well, rather than neither list having it.
 			delete(c.registered, n)
 		}
 	}
@@ -175,20 +191,26 @@ func (c *conn) sync() {
 	for _, d := range derived {
 		if want[d.Name] && !c.registered[d.Name] {
 			add = append(add, d)
-			c.registered[d.Name] = true
 		}
 	}
 	c.mu.Unlock()
 
-	if len(remove) > 0 {
-		c.server.RemoveTools(remove...)
-	}
 	for _, d := range add {
 		// Calls never reach this handler: the middleware resolves every
 		// derived tool against the tree current at call time.
 		c.server.AddTool(toolDef(d), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return errorResult("internal", "derived tool called outside the bridge"), nil
+			return errorResult(ErrKindInternalError, "derived tool called outside the bridge"), nil
 		})
+	}
+	// Marked only once listed, for the same reason.
+	c.mu.Lock()
+	for _, d := range add {
+		c.registered[d.Name] = true
+	}
+	c.advertised = advertised
+	c.mu.Unlock()
+	if len(remove) > 0 {
+		c.server.RemoveTools(remove...)
 	}
 	c.res.update(snap)
 }
@@ -269,6 +291,7 @@ func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
 		defer c.wg.Done()
 		_ = ss.Wait()
 		detach()
+		c.limiters.Delete(ss)
 		c.b.opts.Metrics.MCPClient(-1)
 	}()
 }
@@ -309,7 +332,11 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		var res mcp.Result
 		var err error
-		if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !isSessionTool(r.Params.Name) {
+		r, _ := req.(*mcp.CallToolRequest)
+		if r != nil && !c.allowCall(r.Session) {
+			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
+			c.b.opts.Metrics.MCPRejected("rate_limited")
+		} else if r != nil && r.Params != nil && !isSessionTool(r.Params.Name) {
 			res = c.callDerived(ctx, r)
 		} else {
 			res, err = next(ctx, method, req)
@@ -347,7 +374,20 @@ const (
 	ErrKindSessionEnded  = "session_ended"
 	ErrKindNoTerminal    = "no_terminal"
 	ErrKindInternalError = "internal"
+	ErrKindRateLimited   = "rate_limited"
 )
+
+// allowCall takes a token from the client's tool-call rate limiter.
+func (c *conn) allowCall(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return true
+	}
+	l, ok := c.limiters.Load(ss)
+	if !ok {
+		l, _ = c.limiters.LoadOrStore(ss, rate.NewLimiter(rate.Limit(c.b.opts.ToolCallsPerSecond), c.b.opts.ToolCallBurst))
+	}
+	return l.(*rate.Limiter).Allow()
+}
 
 // errorResult is a tool error: {"error": kind, "message": msg} as JSON
 // text and structured content.

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -88,11 +89,9 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	q, _ := args["query"].(string)
 	q = strings.ToLower(q)
+	// Everything not in tools/list right now: the registered set.
 	c.mu.Lock()
-	advertised := map[string]bool{}
-	for _, n := range c.advertised {
-		advertised[n] = true
-	}
+	advertised := maps.Clone(c.registered)
 	c.mu.Unlock()
 	// The tools of the tree as it is now, not as of the last sync.
 	derived := Derive(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, nil)

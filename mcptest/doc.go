@@ -29,8 +29,13 @@
 // its arguments, the error, and every tool the session offers now (the
 // focus lens's tools/list plus discover_tools), since a wrong widget id or
 // a widget missing from the current view is the usual cause. Tool
-// results answer after the app has folded the change, so an assertion
-// right after an action sees it; there is no settle delay.
+// results answer after the app has folded the change, so a model,
+// component or screen assertion right after an action sees it; there is
+// no settle delay. The tool list is the exception: the session's MCP
+// server re-derives it asynchronously after each change, so
+// [Session.AssertToolAvailable], [Session.RefuteToolAvailable] and
+// [Session.Tools] first wait until the server has caught up with the
+// model's latest version (as the raxol://session/context resource shows).
 //
 // Assertions ([Session.AssertComponent], [Session.AssertModel],
 // [Session.AssertScreen], [Session.AssertToolAvailable],

@@ -30,8 +30,8 @@ const DefaultCallTimeout = 10 * time.Second
 // timeout): the tool never answered.
 const KindProtocolError = "protocol_error"
 
-// Owner is the owner of the headless sessions Start creates.
-var Owner = session.Owner{User: "mcptest"}
+// owner is the owner of the headless sessions Start creates.
+var owner = session.Owner{User: "mcptest"}
 
 type config struct {
 	sse           bool
@@ -86,14 +86,14 @@ type Session struct {
 	cancelConn context.CancelFunc
 	endpoint   string
 
-	stopped  bool
-	lastName string
-	last     map[string]any
+	stopped bool
+	last    map[string]any
 }
 
 // Start serves app with a real [server.Server] (SSH on 127.0.0.1:0 and
 // HTTP on 127.0.0.1:0, DataDir t.TempDir(), logs to t.Log), starts a
-// headless session ([server.Server.StartHeadless]) and connects a go-sdk
+// headless session ([server.Server.StartHeadless], owned by user
+// "mcptest") and connects a go-sdk
 // MCP client over Streamable HTTP (or SSE, [WithSSE]) to the session's
 // endpoint with its bearer token. It returns once the session sees the
 // client attached as an agent. t.Cleanup closes the client, ends the
@@ -139,7 +139,7 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 		}
 	})
 
-	se, end, err := srv.StartHeadless(Owner)
+	se, end, err := srv.StartHeadless(owner)
 	if err != nil {
 		t.Fatalf("mcptest: StartHeadless: %v", err)
 		return s
@@ -395,11 +395,11 @@ func (s *Session) act(name string, args map[string]any) *Session {
 	}
 	res, isErr, err := s.call(name, args)
 	if err != nil {
-		s.lastName, s.last = name, protocolError(err)
+		s.last = protocolError(err)
 		s.t.Fatalf("mcptest: call %s: protocol error: %v\n%s", s.describe(name, args), err, s.toolsReport())
 		return s
 	}
-	s.lastName, s.last = name, res
+	s.last = res
 	if isErr {
 		kind, msg := res["error"], res["message"]
 		if kind == mcpbridge.ErrKindNoTerminal {
@@ -426,7 +426,7 @@ func (s *Session) Call(name string, args map[string]any) (map[string]any, bool) 
 	if err != nil {
 		res, isErr = protocolError(err), true
 	}
-	s.lastName, s.last = name, res
+	s.last = res
 	return res, isErr
 }
 

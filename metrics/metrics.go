@@ -104,13 +104,30 @@ type Metrics struct {
 	MCPToolCallDuration prometheus.Histogram
 	// MCPClients is raxol_mcp_clients: connected MCP client sessions.
 	MCPClients prometheus.Gauge
+	// MCPRejections is raxol_mcp_rejections_total{reason}: MCP requests
+	// refused before reaching a session, by reason ([MCPRejectReasons]).
+	MCPRejections *prometheus.CounterVec
+	// AuthzDecisions is raxol_authz_decisions_total{seam,decision}:
+	// authorization decisions, seam "tool" or "read", decision "allow",
+	// "ask", "deny", "approved", "refused", "timeout" or "error".
+	AuthzDecisions *prometheus.CounterVec
 }
+
+var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "too_many_clients", "rate_limited", OutcomeOther}
+
+// MCPRejectReasons returns the reason label values of MCPRejections.
+func MCPRejectReasons() []string { return slices.Clone(mcpRejectReasons) }
+
+var (
+	authzSeams     = []string{"tool", "read"}
+	authzDecisions = []string{"allow", "ask", "deny", "approved", "refused", "timeout", "error"}
+)
 
 // Outcomes of MCP tool calls: "ok", or the error kind of the result.
 var toolOutcomes = []string{
 	"ok", "unknown_tool", "widget_gone", "invalid_arguments", "tool_error",
 	"update_failed", "timeout", "session_ended", "no_terminal", "denied",
-	"internal", OutcomeOther,
+	"authorization_required", "rate_limited", "internal", OutcomeOther,
 }
 
 // ToolOutcomes returns the outcome label values of MCPToolCalls.
@@ -179,6 +196,22 @@ func New() *Metrics {
 			Namespace: "raxol", Subsystem: "mcp", Name: "clients",
 			Help: "Connected MCP client sessions.",
 		}),
+		MCPRejections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "mcp", Name: "rejections_total",
+			Help: "MCP requests refused before reaching a session, by reason.",
+		}, []string{"reason"}),
+		AuthzDecisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "authz", Name: "decisions_total",
+			Help: "Authorization decisions by seam and decision.",
+		}, []string{"seam", "decision"}),
+	}
+	for _, r := range mcpRejectReasons {
+		m.MCPRejections.WithLabelValues(r)
+	}
+	for _, seam := range authzSeams {
+		for _, d := range authzDecisions {
+			m.AuthzDecisions.WithLabelValues(seam, d)
+		}
 	}
 	for _, o := range toolOutcomes {
 		m.MCPToolCalls.WithLabelValues(o)
@@ -196,6 +229,7 @@ func New() *Metrics {
 		m.FoldDuration, m.UpdateFailures, m.ViewFailures,
 		m.FramesWritten, m.BytesWritten,
 		m.MCPToolCalls, m.MCPToolCallDuration, m.MCPClients,
+		m.MCPRejections, m.AuthzDecisions,
 	)
 	return m
 }
@@ -326,4 +360,31 @@ func (m *Metrics) MCPClient(delta int) {
 		return
 	}
 	m.MCPClients.Add(float64(delta))
+}
+
+// MCPRejected counts one refused MCP request; an unknown reason counts as
+// "other".
+func (m *Metrics) MCPRejected(reason string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(mcpRejectReasons, reason) {
+		reason = OutcomeOther
+	}
+	m.MCPRejections.WithLabelValues(reason).Inc()
+}
+
+// Authz counts one authorization decision; unknown values count as
+// "other" decisions of the "tool" seam.
+func (m *Metrics) Authz(seam, decision string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(authzSeams, seam) {
+		seam = "tool"
+	}
+	if !slices.Contains(authzDecisions, decision) {
+		decision = "error"
+	}
+	m.AuthzDecisions.WithLabelValues(seam, decision).Inc()
 }

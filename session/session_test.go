@@ -141,3 +141,24 @@ func TestPresenceAndInputTimes(t *testing.T) {
 		t.Fatalf("LastInput %v after Touch, want %v", s.LastInput(), now)
 	}
 }
+
+func TestRotateToken(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	s, _, _ := m.Start("t", Owner{User: "u"}, app{}, 0)
+	old := s.Token()
+	ch, stop := s.Watch()
+	defer stop()
+	tok, err := s.RotateToken()
+	if err != nil || tok == old || s.Token() != tok {
+		t.Fatalf("rotate: %q %v", tok, err)
+	}
+	if s.CheckToken(old) || !s.CheckToken(tok) {
+		t.Fatal("old token still valid or new one not")
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("rotation did not signal watchers")
+	}
+}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -164,4 +165,17 @@ func (s *Session) notify(set map[int]chan struct{}) {
 		default:
 		}
 	}
+}
+
+// RotateToken replaces the session's bearer token and returns the new one.
+// The old token stops working at once; watchers are signalled so that the
+// MCP side can disconnect clients that used it.
+func (s *Session) RotateToken() (string, error) {
+	tok, err := randomString(32)
+	if err != nil {
+		return "", fmt.Errorf("session token: %w", err)
+	}
+	s.token.Store(&tok)
+	s.signal()
+	return tok, nil
 }

@@ -485,3 +485,106 @@ func TestOtherSessionsToolsAreNotReachable(t *testing.T) {
 		t.Fatalf("foreign namespace: %v", out)
 	}
 }
+
+func TestTokenRotationDisconnectsOldClients(t *testing.T) {
+	e := newEnv(t)
+	cs, _ := e.connect(false)
+	old := e.session.Token()
+	if _, err := e.session.RotateToken(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("client of the old token still connected")
+	}
+	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+old)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("old token answered %d", resp.StatusCode)
+	}
+	// The new token works.
+	cs2, _ := e.connect(false)
+	if out, isErr := call(t, cs2, "app.go.click", nil); isErr {
+		t.Fatalf("new token: %v", out)
+	}
+}
+
+func TestOriginAndHostChecks(t *testing.T) {
+	e := newEnv(t)
+	do := func(host, origin string) int {
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+e.session.Token())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	self := strings.TrimPrefix(e.http.URL, "http://")
+	if code := do("", "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin: %d", code)
+	}
+	if code := do("evil.example", ""); code != http.StatusForbidden {
+		t.Errorf("rebound Host on a loopback listener: %d", code)
+	}
+	if code := do("", "http://"+self); code == http.StatusForbidden {
+		t.Errorf("same origin refused")
+	}
+	if code := do("localhost:1234", ""); code == http.StatusForbidden {
+		t.Errorf("localhost Host refused")
+	}
+	if got := testutil.ToFloat64(e.metrics.MCPRejections.WithLabelValues("origin")); got != 1 {
+		t.Errorf("origin rejections counted %v", got)
+	}
+}
+
+func TestClientCapAndRateLimit(t *testing.T) {
+	e := &env{t: t, metrics: metrics.New()}
+	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2, ToolCallsPerSecond: 1, ToolCallBurst: 3})
+	e.http = httptest.NewServer(e.bridge)
+	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
+	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+
+	cs, _ := e.connect(false)
+	e.connect(true)
+	c := mcp.NewClient(&mcp.Implementation{Name: "third"}, nil)
+	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	if _, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}, nil); err == nil {
+		t.Fatal("a third client connected over a cap of 2")
+	}
+	limited := 0
+	for range 6 {
+		if out, isErr := call(t, cs, "app.name.get_value", nil); isErr {
+			if out["error"] != mcpbridge.ErrKindRateLimited {
+				t.Fatalf("unexpected error %v", out)
+			}
+			limited++
+		}
+	}
+	if limited < 2 {
+		t.Fatalf("%d of 6 rapid calls were rate limited with a burst of 3", limited)
+	}
+	// The client is still connected and works once the bucket refills.
+	time.Sleep(1100 * time.Millisecond)
+	if out, isErr := call(t, cs, "app.name.get_value", nil); isErr {
+		t.Fatalf("after waiting: %v", out)
+	}
+}

@@ -149,16 +149,21 @@ func (s *Session) watch(set *map[int]chan struct{}) (<-chan struct{}, func()) {
 	}
 }
 
-func (s *Session) signal() { s.notify(s.shared.watchers) }
-
-func (s *Session) signalPresence() {
-	s.notify(s.shared.presence)
-	s.signal()
-}
-
-func (s *Session) notify(set map[int]chan struct{}) {
+func (s *Session) signal() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	notifyLocked(s.shared.watchers)
+}
+
+func (s *Session) signalPresence() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	notifyLocked(s.shared.presence)
+	notifyLocked(s.shared.watchers)
+}
+
+// notifyLocked signals every channel of set without blocking; s.mu is held.
+func notifyLocked(set map[int]chan struct{}) {
 	for _, ch := range set {
 		select {
 		case ch <- struct{}{}:

@@ -292,6 +292,17 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 	case "ctrl+o":
 		m.showAttach = !m.showAttach
 		return nil
+	case "ctrl+r":
+		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
+			// A new token: the old one stops working and the agents that
+			// used it are disconnected.
+			if _, err := m.sess.RotateToken(); err != nil {
+				m.notice = "could not rotate the token"
+			} else {
+				m.notice = "new token: agents using the old one were disconnected"
+			}
+			return nil
+		}
 	case "tab":
 		m.moveFocus(false)
 		return nil
@@ -485,7 +496,7 @@ func (m *Model) attachPanel() []string {
 		streamable,
 		muted.Render("MCP SSE URL:"),
 		sse,
-		muted.Render("Bearer token (Authorization: Bearer <token>):"),
+		muted.Render("Bearer token (Authorization: Bearer <token>; ctrl+r makes a new one and disconnects agents):"),
 		m.sess.Token(),
 	}
 }

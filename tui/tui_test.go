@@ -424,3 +424,24 @@ func TestPresenceWakesTheTerminal(t *testing.T) {
 		t.Fatalf("status bar: %q", screenText(m))
 	}
 }
+
+func TestCtrlRInTheAttachPanelRotatesTheToken(t *testing.T) {
+	m, s := newTerm(t)
+	old := s.Token()
+	m.Update(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	if s.Token() != old {
+		t.Fatal("ctrl+r rotated the token with the attach panel closed")
+	}
+	m.Update(key("ctrl+o"))
+	m.Update(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	if s.Token() == old || s.CheckToken(old) {
+		t.Fatal("ctrl+r in the attach panel did not rotate the token")
+	}
+	if !strings.Contains(screenText(m), s.Token()) {
+		t.Fatal("the panel does not show the new token")
+	}
+	// Agents cannot press it: it is not among the keys they may send.
+	if _, err := ParseKey("ctrl+r"); err == nil {
+		t.Fatal("agents may press ctrl+r")
+	}
+}

@@ -31,6 +31,7 @@ const (
 	LimitMaxConnections     = "max_connections"       // server-wide connection cap
 	LimitMaxPerIP           = "max_per_ip"            // connections from one address
 	LimitMaxSessionsPerUser = "max_sessions_per_user" // sessions of one user
+	LimitAuthFailures       = "auth_failures"         // too many failed logins from one address
 	LimitOther              = "other"                 // anything not listed above
 )
 
@@ -39,7 +40,7 @@ var (
 		OutcomeOK, OutcomeError, OutcomeNoPTY, OutcomeAuthFailed, OutcomeRejected,
 		OutcomeIdleTimeout, OutcomeMaxDuration, OutcomeShutdown, OutcomeOther,
 	}
-	limits = []string{LimitMaxConnections, LimitMaxPerIP, LimitMaxSessionsPerUser, LimitOther}
+	limits = []string{LimitMaxConnections, LimitMaxPerIP, LimitMaxSessionsPerUser, LimitAuthFailures, LimitOther}
 )
 
 // Outcomes returns every value of the "outcome" label, in a new slice.

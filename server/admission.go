@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"charm.land/ssh"
+	"golang.org/x/time/rate"
 
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 )
@@ -26,29 +27,79 @@ type admission struct {
 	rejectGrace time.Duration
 	metrics     *metrics.Metrics
 
+	// authFailures is how many failed logins an address may make in a
+	// burst; they refill at authRefill.
+	authFailures int
+	authRefill   rate.Limit
+
 	mu        sync.Mutex // protects the following
 	total     int
 	perIP     map[string]int
 	rejecting int // over-limit connections still open to read their reason
+	failures  map[string]*rate.Limiter
 }
+
+// maxTrackedAddrs bounds the addresses whose failed logins are remembered.
+const maxTrackedAddrs = 10_000
 
 // maxRejecting bounds the over-limit connections kept open to show their
 // reason; beyond it, excess connections are closed at once.
 const maxRejecting = 64
 
-func newAdmission(maxConns, maxPerIP int, m *metrics.Metrics) *admission {
+func newAdmission(maxConns, maxPerIP, authFailures int, authWindow time.Duration, m *metrics.Metrics) *admission {
 	return &admission{
-		maxConns:    maxConns,
-		maxPerIP:    maxPerIP,
-		rejectGrace: 10 * time.Second,
-		metrics:     m,
-		perIP:       make(map[string]int),
+		maxConns:     maxConns,
+		maxPerIP:     maxPerIP,
+		rejectGrace:  10 * time.Second,
+		metrics:      m,
+		perIP:        make(map[string]int),
+		authFailures: authFailures,
+		authRefill:   rate.Limit(float64(authFailures) / authWindow.Seconds()),
+		failures:     make(map[string]*rate.Limiter),
 	}
+}
+
+// authFailed records a failed login from ip.
+func (a *admission) authFailed(ip string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, ok := a.failures[ip]
+	if !ok {
+		if len(a.failures) >= maxTrackedAddrs {
+			// Forget addresses that have fully recovered; if none has,
+			// forget all rather than grow without bound.
+			for k, v := range a.failures {
+				if v.Tokens() >= float64(a.authFailures) {
+					delete(a.failures, k)
+				}
+			}
+			if len(a.failures) >= maxTrackedAddrs {
+				clear(a.failures)
+			}
+		}
+		l = rate.NewLimiter(a.authRefill, a.authFailures)
+		a.failures[ip] = l
+	}
+	l.Allow()
+}
+
+// authBlocked reports whether ip has used up its failed logins.
+func (a *admission) authBlocked(ip string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, ok := a.failures[ip]
+	return ok && l.Tokens() < 1
 }
 
 // connCallback admits or tags a new connection; see [rejectKey].
 func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 	ip := hostOf(c.RemoteAddr())
+	if a.authBlocked(ip) {
+		// Too many failed logins: no handshake at all until it refills.
+		a.metrics.LimitRejected(metrics.LimitAuthFailures)
+		a.metrics.Connection(metrics.OutcomeRejected)
+		return nil
+	}
 	a.mu.Lock()
 	var reason, limit string
 	switch {

@@ -211,3 +211,42 @@ func TestHostKeyReuse(t *testing.T) {
 		t.Errorf("a fresh data directory got the same host key")
 	}
 }
+
+// TestFailedLoginsAreRateLimitedPerAddress: after MaxAuthFailures failed
+// logins an address is refused, even with a good key, until it recovers;
+// another address is not affected.
+func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	good, bad := newKey(t), newKey(t)
+	path := filepath.Join(t.TempDir(), "authorized_keys")
+	writeAuthorizedKeys(t, path, good)
+	srv := startServer(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: path,
+		Limits: server.Limits{MaxAuthFailures: 3, AuthFailureWindow: 3 * time.Second}})
+	for i := range 3 {
+		if conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: bad, local: "127.0.0.1"}); err == nil {
+			conn.Close()
+			t.Fatalf("attempt %d with a bad key authenticated", i)
+		}
+	}
+	eventually(t, waitShort, func() bool {
+		return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") >= 3
+	}, "failures counted")
+	if conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.1"}); err == nil {
+		conn.Close()
+		t.Fatal("an address over its failed-login limit was let in")
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="auth_failures"}`); v < 1 {
+		t.Fatalf("auth_failures rejections = %v", v)
+	}
+	// Another address is unaffected.
+	c := connect(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.2"})
+	waitDemo(t, c)
+	// The address recovers as its failures refill (3 per 3s).
+	eventually(t, 5*time.Second, func() bool {
+		conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.1"})
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	}, "the address to recover")
+}

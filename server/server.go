@@ -58,6 +58,11 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxSessionDuration ends any session after this long; default 12h.
 	MaxSessionDuration time.Duration
+	// MaxAuthFailures is how many failed logins one address may make in
+	// AuthFailureWindow before its connections are refused until it
+	// recovers; defaults 10 and 5m.
+	MaxAuthFailures   int
+	AuthFailureWindow time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -77,6 +82,8 @@ func (l Limits) withDefaults() Limits {
 	defD(&l.HandshakeTimeout, 10*time.Second)
 	defD(&l.IdleTimeout, 30*time.Minute)
 	defD(&l.MaxSessionDuration, 12*time.Hour)
+	def(&l.MaxAuthFailures, 10)
+	defD(&l.AuthFailureWindow, 5*time.Minute)
 	return l
 }
 
@@ -237,7 +244,7 @@ func New(app App, opts Options) (*Server, error) {
 		MaxTools:    opts.MCPMaxTools,
 		Metrics:     s.metrics,
 	})
-	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, s.metrics)
+	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, opts.Limits.MaxAuthFailures, opts.Limits.AuthFailureWindow, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {
 		return nil, err
 	}
@@ -352,6 +359,7 @@ func (s *Server) logPosture() {
 		"max_connections", l.MaxConnections,
 		"max_per_ip", l.MaxPerIP,
 		"max_sessions_per_user", l.MaxSessionsPerUser,
+		"max_auth_failures", fmt.Sprintf("%d per %s", l.MaxAuthFailures, l.AuthFailureWindow),
 		"handshake_timeout", l.HandshakeTimeout,
 		"idle_timeout", l.IdleTimeout,
 		"max_session_duration", l.MaxSessionDuration,

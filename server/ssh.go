@@ -64,6 +64,7 @@ func (s *Server) connectionFailed(c net.Conn, err error) {
 		strings.Contains(msg, "unable to authenticate") {
 		outcome = metrics.OutcomeAuthFailed
 		s.metrics.AuthFailures.Inc()
+		s.admit.authFailed(hostOf(c.RemoteAddr()))
 	}
 	s.metrics.Connection(outcome)
 	s.log.Info("ssh connection failed", "remote", c.RemoteAddr().String(), "outcome", outcome, "err", msg)

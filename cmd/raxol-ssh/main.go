@@ -90,6 +90,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	fs.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", 10e9, "time allowed for the SSH handshake and authentication")
 	fs.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", 30*60e9, "end a session after this long without input")
 	fs.DurationVar(&o.Limits.MaxSessionDuration, "max-session-duration", 12*3600e9, "end any session after this long")
+	fs.IntVar(&o.Limits.MaxAuthFailures, "max-auth-failures", 10, "failed SSH logins one address may make per --auth-failure-window before it is refused")
+	fs.DurationVar(&o.Limits.AuthFailureWindow, "auth-failure-window", 5*60e9, "window of --max-auth-failures")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
 	fs.StringVar(&o.MCPLensMode, "mcp-lens-mode", "focused", "focus lens mode for MCP tool lists: focused, hover or all")
 	fs.IntVar(&o.MCPMaxTools, "mcp-max-tools", 15, "how many tools the focus lens advertises to agents")

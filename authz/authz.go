@@ -198,15 +198,15 @@ func normalize(name string, d Decision) Decision {
 func (p Policy) CheckNetworkBoot() error {
 	var missing []string
 	if p.ToolSource != SourceConfigured || p.Tool == nil {
-		missing = append(missing, "a tool policy (add --mcp-allowed-tools or --mcp-policy; --mcp-allowed-tools= with an empty list serves no tools)")
+		missing = append(missing, "a tool policy (add --mcp-allowed-tools or --mcp-policy)")
 	}
 	if p.ReadSource != SourceConfigured || p.Read == nil {
-		missing = append(missing, "a read policy (add --mcp-allowed-read-methods or --mcp-policy, e.g. --mcp-allowed-read-methods=tools/list,resources/list,prompts/list)")
+		missing = append(missing, "a read policy (add --mcp-allowed-read-methods or --mcp-policy)")
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: serving MCP over the network needs %s decided by the operator or the app; an unconfigured default does not count",
+	return fmt.Errorf("%w: serving MCP over the network needs %s set by the operator or the app; an unconfigured default does not count",
 		ErrBootRefused, strings.Join(missing, " and "))
 }
 

@@ -55,7 +55,7 @@ func (m Model) overviewTab() ui.Node {
 			ui.TextInput{ID: IDSearch, Label: "Search", Value: m.search, Placeholder: "name, region or status"},
 			ui.Row{Gap: 1, Items: []ui.Node{
 				ui.Button{ID: IDSearchGo, Label: "Search", OnClick: searchClicked{}},
-				ui.Button{ID: IDRestart, Label: "Restart…", OnClick: restartClicked{}, Disabled: m.selectedRow < 0},
+				ui.Button{ID: IDRestart, Label: "Restart…", OnClick: restartClicked{}, Disabled: m.selectedRow < 0, Destructive: true},
 			}},
 		}},
 		ui.Box{Title: fmt.Sprintf("Services (%d)", len(visible)), Child: ui.Table{

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -60,6 +61,16 @@ type Options struct {
 	// calls; defaults 20 and 40.
 	ToolCallsPerSecond float64
 	ToolCallBurst      int
+	// Policy decides every tools/call and read method. The zero Policy
+	// allows everything but refuses sensitive tools (no tool authorizer).
+	Policy authz.Policy
+	// ApprovalTimeout is how long a call that needs the human's approval
+	// waits for it before it is denied; default 45s (under the 60s request
+	// timeout common clients use).
+	ApprovalTimeout time.Duration
+	// ProgressInterval is how often a waiting call sends progress; default
+	// 5s.
+	ProgressInterval time.Duration
 }
 
 // Bridge serves the MCP endpoints of every live session of a manager.
@@ -111,6 +122,12 @@ func New(m *session.Manager, opts Options) *Bridge {
 	}
 	if opts.ToolCallBurst <= 0 {
 		opts.ToolCallBurst = 40
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = 45 * time.Second
+	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 5 * time.Second
 	}
 	b := &Bridge{
 		opts:     opts,

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -49,9 +50,10 @@ type conn struct {
 	sse        *mcp.SSEHandler
 	ctx        context.Context
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup // the watcher and one presence waiter per client
-	token      string         // the session's token when the conn was made
-	limiters   sync.Map       // *mcp.ServerSession -> *rate.Limiter
+	wg         sync.WaitGroup      // the watcher and one presence waiter per client
+	token      string              // the session's token when the conn was made
+	limiters   sync.Map            // *mcp.ServerSession -> *rate.Limiter
+	grants     authz.SessionGrants // tools the human allowed for the session
 	revoked    sync.Once
 
 	mu         sync.Mutex // protects the following
@@ -97,7 +99,9 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		SubscribeHandler:   c.subscribe,
 		UnsubscribeHandler: c.unsubscribe,
 	})
-	c.server.AddReceivingMiddleware(c.middleware)
+	// In order: count and rate-limit every call, authorize, then serve
+	// derived tools.
+	c.server.AddReceivingMiddleware(c.meter, c.authorize, c.middleware)
 	c.addSessionTools()
 	c.res = newResources(c)
 	c.res.register()
@@ -322,9 +326,8 @@ func (c *conn) close() {
 	c.wg.Wait()
 }
 
-// middleware serves tools/call for every derived tool, advertised or not,
-// resolving it against the tree current at call time.
-func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+// meter times and counts every tools/call, and rate-limits each client.
+func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" {
 			return next(ctx, method, req)
@@ -332,18 +335,39 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		var res mcp.Result
 		var err error
-		r, _ := req.(*mcp.CallToolRequest)
-		if r != nil && !c.allowCall(r.Session) {
+		if r, _ := req.(*mcp.CallToolRequest); r != nil && !c.allowCall(r.Session) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
-		} else if r != nil && r.Params != nil && !isSessionTool(r.Params.Name) {
-			res = c.callDerived(ctx, r)
 		} else {
 			res, err = next(ctx, method, req)
 		}
 		c.b.opts.Metrics.ToolCall(callOutcome(res, err), time.Since(start))
 		return res, err
 	}
+}
+
+// middleware serves tools/call for every derived tool, advertised or not,
+// resolving it against the tree current at call time.
+func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil && !isSessionTool(r.Params.Name) {
+			return c.callDerived(ctx, r), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// unavailable is the error result for a tool the current view does not
+// offer.
+func (c *conn) unavailable(name string) *mcp.CallToolResult {
+	widgetID, action, ok := SplitName(c.b.opts.Namespace, name)
+	if !ok {
+		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
+	}
+	if _, exists := ui.Find(c.sess.Dispatcher.Snapshot().Tree, widgetID); exists {
+		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
+	}
+	return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
 }
 
 // callOutcome is "ok" or the error kind of a tools/call result.
@@ -418,17 +442,10 @@ func (e toolError) Error() string { return e.err.Error() }
 func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
 	name := r.Params.Name
 	ns := c.b.opts.Namespace
-	widgetID, action, ok := SplitName(ns, name)
+	widgetID, action, _ := SplitName(ns, name)
+	tp, spec, ok := Lookup(ns, c.sess.Dispatcher.Snapshot().Tree, name)
 	if !ok {
-		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
-	}
-	snap := c.sess.Dispatcher.Snapshot()
-	tp, spec, ok := Lookup(ns, snap.Tree, name)
-	if !ok {
-		if _, exists := ui.Find(snap.Tree, widgetID); exists {
-			return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
-		}
-		return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
+		return c.unavailable(name)
 	}
 	args, err := decodeArgs(r.Params.Arguments)
 	if err != nil {

@@ -101,8 +101,9 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		ReadOnly    bool   `json:"readOnly"`
 	}
 	out := []entry{}
+	actx := authzContext(req)
 	for _, d := range derived {
-		if advertised[d.Name] {
+		if advertised[d.Name] || !c.listable(d.Name, actx) {
 			continue
 		}
 		if q == "" || strings.Contains(strings.ToLower(d.Name), q) || strings.Contains(strings.ToLower(d.Description), q) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -118,6 +119,18 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 		Logger:       slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		DrainTimeout: 5 * time.Second,
 	}
+	// Authorization is on, as for any agent. An app that declares no
+	// policy of its own is tested under allow-all, chosen here as the
+	// embedding code (which counts as configured); WithServerOptions can
+	// set ToolAuthorizer, ReadAuthorizer or the operator settings instead.
+	if app.ToolPolicy == nil {
+		so.ToolAuthorizer = authz.AllowAll()
+	}
+	if app.ReadPolicy == nil {
+		so.ReadAuthorizer = authz.AllowAll()
+	}
+	// Tests call faster than an agent should; the limit has its own tests.
+	so.MCPToolCallsPerSecond, so.MCPToolCallBurst = 10_000, 10_000
 	for _, f := range cfg.serverOpts {
 		f(&so)
 	}

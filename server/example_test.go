@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -44,8 +45,19 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
+	// Agents reach the app over MCP only under a policy someone chose:
+	// here its own reads and clicks, and every read method.
+	tools, err := authz.Allowlist([]string{"counter.*.*", "raxol_screenshot", "discover_tools"})
+	if err != nil {
+		panic(err)
+	}
 	srv, err := server.New(
-		server.App{Name: "counter", New: func() ui.Model { return counter{} }},
+		server.App{
+			Name:       "counter",
+			New:        func() ui.Model { return counter{} },
+			ToolPolicy: tools,
+			ReadPolicy: authz.AllowAll(),
+		},
 		server.Options{
 			SSHAddr:  "127.0.0.1:0",
 			HTTPAddr: "127.0.0.1:0",

@@ -97,7 +97,7 @@ func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
 		t.Cleanup(lw.stop)
 		opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections()}, opts)
+	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
 }
 
 // startServer creates and starts a demo server; it is shut down when the

@@ -218,8 +218,9 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 	}
 }
 
-// TestAgentKeysGoThroughTheTerminal: raxol_send_key presses keys in the
-// human's terminal, with the agent as their origin.
+// TestAgentKeysGoThroughTheTerminal: raxol_send_key (which the demo's
+// policy asks the human about) presses keys in the human's terminal, with
+// the agent as their origin, once the human approves.
 func TestAgentKeysGoThroughTheTerminal(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, server.Options{})
@@ -227,7 +228,16 @@ func TestAgentKeysGoThroughTheTerminal(t *testing.T) {
 	id := waitDemo(t, human)
 	se, _ := srv.Sessions().Get(id)
 	ag := attachAgent(t, srv, se, false)
-	out := ag.call("raxol_send_key", map[string]any{"keys": []any{"tab", "h", "i"}})
+	done := make(chan map[string]any, 1)
+	go func() { done <- ag.call("raxol_send_key", map[string]any{"keys": []any{"tab", "h", "i"}}) }()
+	human.WaitFor(t, "e2e-agent 0.1 wants to run raxol_send_key", waitLong)
+	human.Type("a") // allow once
+	var out map[string]any
+	select {
+	case out = <-done:
+	case <-time.After(waitLong):
+		t.Fatal("the approved call did not finish")
+	}
 	if !strings.Contains(out["screen"].(string), "Search: hi") {
 		t.Fatalf("screen after keys: %v", out["screen"])
 	}
@@ -235,9 +245,21 @@ func TestAgentKeysGoThroughTheTerminal(t *testing.T) {
 	if o := se.Dispatcher.Snapshot().Origin.String(); o != "agent:e2e-agent 0.1" {
 		t.Fatalf("origin of the agent's keys = %q", o)
 	}
-	res, err := ag.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "raxol_send_key", Arguments: map[string]any{"keys": []any{"ctrl+c"}}})
-	if err != nil || !res.IsError {
-		t.Fatalf("ctrl+c from an agent: %v %v", res, err)
+	// Even approved, ctrl+c is the human's alone.
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, err := ag.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "raxol_send_key", Arguments: map[string]any{"keys": []any{"ctrl+c"}}})
+		got <- result{res, err}
+	}()
+	human.WaitFor(t, "wants to run raxol_send_key", waitLong)
+	human.Type("a")
+	r := <-got
+	if r.err != nil || !r.res.IsError || !strings.Contains(r.res.Content[0].(*mcp.TextContent).Text, "reserved to the human") {
+		t.Fatalf("ctrl+c from an agent: %v %v", r.res, r.err)
 	}
 	if human.Exited() {
 		t.Fatal("an agent's ctrl+c ended the human's session")

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/hostkeys"
 	"github.com/raxol-ssh/raxol-ssh/lens"
@@ -34,6 +35,10 @@ type App struct {
 	// Projections are the app's model projections, served to agents as
 	// MCP resources <Name>://state/<key>. Optional.
 	Projections map[string]func(ui.Model) any
+	// ToolPolicy and ReadPolicy are the app's own authorization policies
+	// (see package authz). Declared by the app they count as configured;
+	// an operator's settings replace them.
+	ToolPolicy, ReadPolicy authz.Func
 }
 
 // Environments.
@@ -118,6 +123,28 @@ type Options struct {
 	MCPLensMode string
 	// MCPMaxTools is how many tools the lens advertises; default 15.
 	MCPMaxTools int
+	// MCPAllowedTools (--mcp-allowed-tools), MCPAllowedReads
+	// (--mcp-allowed-read-methods) and MCPPolicyFile (--mcp-policy) are
+	// the operator's authorization settings; nil lists mean not given, an
+	// empty non-nil list is an explicit empty allowlist.
+	MCPAllowedTools []string
+	MCPAllowedReads []string
+	MCPPolicyFile   string
+	// ToolAuthorizer and ReadAuthorizer are an embedding program's own
+	// policies; they count as configured and take precedence over the
+	// app's, but not over the operator's settings.
+	ToolAuthorizer, ReadAuthorizer authz.Func
+	// MCPTrustedOrigins are extra origins allowed to call the MCP
+	// endpoints; MCPAllowedHosts extra Host values accepted on a loopback
+	// listener (behind a proxy).
+	MCPTrustedOrigins []string
+	MCPAllowedHosts   []string
+	// MCPToolCallsPerSecond and MCPToolCallBurst rate-limit each agent's
+	// tool calls (defaults 20 and 40); MCPMaxClients caps the agents
+	// attached to one session (default 8).
+	MCPToolCallsPerSecond float64
+	MCPToolCallBurst      int
+	MCPMaxClients         int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to a fresh metrics.New().
@@ -139,6 +166,7 @@ type Server struct {
 	sessions *session.Manager
 	admit    *admission
 	bridge   *mcpbridge.Bridge
+	policy   authz.Policy
 	ssh      *ssh.Server
 	http     *http.Server
 
@@ -229,6 +257,33 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
+	tool, read := app.ToolPolicy, app.ReadPolicy
+	if opts.ToolAuthorizer != nil {
+		tool = opts.ToolAuthorizer
+	}
+	if opts.ReadAuthorizer != nil {
+		read = opts.ReadAuthorizer
+	}
+	policy, err := authz.Resolve(authz.Config{
+		Env:          opts.Env,
+		AllowedTools: opts.MCPAllowedTools,
+		AllowedReads: opts.MCPAllowedReads,
+		PolicyFile:   opts.MCPPolicyFile,
+		Tool:         tool,
+		Read:         read,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	// The MCP endpoints are served on the network: refuse to start
+	// without a tool policy and a read policy someone chose.
+	if err := policy.CheckNetworkBoot(); err != nil {
+		return nil, fmt.Errorf("server: MCP endpoints on %s: %w", opts.HTTPAddr, err)
+	}
+	if err := policy.CheckSensitiveBoot([]string{mcpbridge.ToolSendKey}); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.policy = policy
 	mode, err := lens.ParseMode(opts.MCPLensMode)
 	if err != nil {
 		return nil, fmt.Errorf("server: --mcp-lens-mode: %w", err)
@@ -237,12 +292,18 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
 	}
 	s.bridge = mcpbridge.New(s.sessions, mcpbridge.Options{
-		Namespace:   app.Name,
-		Projections: app.Projections,
-		Logger:      opts.Logger,
-		LensMode:    mode,
-		MaxTools:    opts.MCPMaxTools,
-		Metrics:     s.metrics,
+		Namespace:          app.Name,
+		Projections:        app.Projections,
+		Logger:             opts.Logger,
+		LensMode:           mode,
+		MaxTools:           opts.MCPMaxTools,
+		Metrics:            s.metrics,
+		Policy:             policy,
+		TrustedOrigins:     opts.MCPTrustedOrigins,
+		AllowedHosts:       opts.MCPAllowedHosts,
+		ToolCallsPerSecond: opts.MCPToolCallsPerSecond,
+		ToolCallBurst:      opts.MCPToolCallBurst,
+		MaxClients:         opts.MCPMaxClients,
 	})
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, opts.Limits.MaxAuthFailures, opts.Limits.AuthFailureWindow, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {
@@ -363,6 +424,7 @@ func (s *Server) logPosture() {
 		"handshake_timeout", l.HandshakeTimeout,
 		"idle_timeout", l.IdleTimeout,
 		"max_session_duration", l.MaxSessionDuration,
+		"mcp_policy", s.policy.Describe,
 		"host_key", s.hostKey.Path,
 		"host_key_fingerprint", s.hostKey.Fingerprint(),
 	)

@@ -226,6 +226,20 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 			}
 		})
 		defer se.SetKeySink(nil)
+		se.SetApprovalSink(func(actx context.Context, req session.ApprovalRequest) (session.Approval, error) {
+			reply := make(chan session.Approval, 1)
+			go p.Send(tui.ApprovalMsg{Req: req, Reply: reply}) // a no-op once the program ended
+			select {
+			case a := <-reply:
+				return a, nil
+			case <-actx.Done():
+				go p.Send(tui.WithdrawApprovalMsg{ID: req.ID})
+				return session.Refused, actx.Err()
+			case <-ctx.Done():
+				return session.Refused, session.ErrNoTerminal
+			}
+		})
+		defer se.SetApprovalSink(nil)
 		forwarded := make(chan struct{})
 		go func() {
 			defer close(forwarded)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,6 +34,7 @@ type shared struct {
 	screen    string
 	hasScreen bool
 	keys      KeySink
+	approvals ApprovalSink
 	watchers  map[int]chan struct{}
 	presence  map[int]chan struct{}
 	nextWatch int
@@ -183,4 +185,63 @@ func (s *Session) RotateToken() (string, error) {
 	s.token.Store(&tok)
 	s.signal()
 	return tok, nil
+}
+
+// ApprovalRequest asks the human whether an agent may run a tool.
+type ApprovalRequest struct {
+	// ID identifies the request while it is pending.
+	ID string
+	// Agent is the client name the agent gave.
+	Agent string
+	// Tool is the tool's name and Widget the label (or id) of the widget
+	// it acts on, "" for session tools.
+	Tool   string
+	Widget string
+	// Args is the arguments as shown to the human, with secrets masked.
+	Args string
+	// Prompt is what the policy asks.
+	Prompt string
+}
+
+// Approval is the human's answer.
+type Approval int
+
+// Answers to an approval request.
+const (
+	Refused Approval = iota
+	ApprovedOnce
+	ApprovedForSession
+)
+
+// ApprovalSink shows a request to the human and waits for the answer, or
+// for ctx to end (then it withdraws the prompt and returns Refused with
+// ctx's error).
+type ApprovalSink func(ctx context.Context, req ApprovalRequest) (Approval, error)
+
+// SetApprovalSink installs where approval requests go (the owner's
+// terminal); nil removes it.
+func (s *Session) SetApprovalSink(f ApprovalSink) {
+	s.mu.Lock()
+	s.shared.approvals = f
+	s.mu.Unlock()
+}
+
+// CanApprove reports whether a human who can answer approval requests is
+// attached.
+func (s *Session) CanApprove() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shared.approvals != nil
+}
+
+// RequestApproval asks the human. Without a terminal to ask it returns
+// Refused and ErrNoTerminal.
+func (s *Session) RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	s.mu.Lock()
+	f := s.shared.approvals
+	s.mu.Unlock()
+	if f == nil {
+		return Refused, ErrNoTerminal
+	}
+	return f(ctx, req)
 }

@@ -98,6 +98,7 @@ type Model struct {
 	lastDraw   time.Time
 	pending    bool   // a frameMsg is scheduled
 	hover      string // widget under the mouse
+	approvals  []pendingApproval
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
@@ -143,6 +144,7 @@ func New(sess *session.Session, opts Options) *Model {
 func (m *Model) Close() {
 	m.close.Do(func() {
 		close(m.done)
+		m.refuseAll() // a prompt left open when the terminal goes is refused
 		m.sub.Close()
 		m.stopPresence()
 		if m.scr != nil {
@@ -199,13 +201,23 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.notice = string(msg)
 	case tea.KeyPressMsg:
 		m.sess.Touch()
-		cmd = m.keyFrom(msg, m.origin)
+		if !m.approvalKey(msg) {
+			cmd = m.keyFrom(msg, m.origin)
+		}
+	case ApprovalMsg:
+		m.addApproval(msg)
+	case WithdrawApprovalMsg:
+		m.withdraw(msg.ID)
 	case tea.PasteMsg:
 		m.sess.Touch()
-		m.routeFrom(m.focus, msg, m.origin)
+		if len(m.approvals) == 0 {
+			m.routeFrom(m.focus, msg, m.origin)
+		}
 	case tea.MouseClickMsg:
 		m.sess.Touch()
-		m.click(msg.Mouse())
+		if len(m.approvals) == 0 {
+			m.click(msg.Mouse())
+		}
 	case tea.MouseMotionMsg:
 		// Hover only feeds the focus lens; nothing on screen changes.
 		mo := msg.Mouse()
@@ -428,6 +440,7 @@ func (m *Model) View() tea.View { return tea.View{} }
 // status bar, as at most Height lines of at most Width cells.
 func (m *Model) Frame() string {
 	var bottom []string
+	bottom = append(bottom, m.approvalBox(m.width)...)
 	if m.showAttach {
 		bottom = append(bottom, m.attachPanel()...)
 	}

@@ -445,3 +445,56 @@ func TestCtrlRInTheAttachPanelRotatesTheToken(t *testing.T) {
 		t.Fatal("agents may press ctrl+r")
 	}
 }
+
+func TestApprovalPrompt(t *testing.T) {
+	m, s := newPrimary(t)
+	ask := func(id string) chan session.Approval {
+		reply := make(chan session.Approval, 1)
+		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}"}, Reply: reply})
+		return reply
+	}
+	for _, tc := range []struct {
+		key  tea.KeyPressMsg
+		want session.Approval
+	}{{key("a"), session.ApprovedOnce}, {key("s"), session.ApprovedForSession}, {key("d"), session.Refused}, {key("esc"), session.Refused}} {
+		reply := ask("r1")
+		scr := screenText(m)
+		if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") {
+			t.Fatalf("prompt not shown:\n%s", scr)
+		}
+		m.Update(tc.key)
+		select {
+		case got := <-reply:
+			if got != tc.want {
+				t.Fatalf("key %s answered %v, want %v", tc.key, got, tc.want)
+			}
+		default:
+			t.Fatalf("key %s did not answer", tc.key)
+		}
+	}
+	if strings.Contains(screenText(m), "Approve an agent") {
+		t.Fatal("prompt still shown after the answers")
+	}
+
+	// While a prompt is open, keys do not reach the app.
+	reply := ask("r2")
+	m.Update(key("x"))
+	m.Update(tea.PasteMsg{Content: "pasted"})
+	if model(s).name != "" {
+		t.Fatalf("typing reached the app under a prompt: %q", model(s).name)
+	}
+	// A withdrawn request is refused and leaves.
+	m.Update(WithdrawApprovalMsg{ID: "r2"})
+	if got := <-reply; got != session.Refused {
+		t.Fatalf("withdrawn: %v", got)
+	}
+	// Prompts left open when the terminal closes are refused.
+	r3, r4 := ask("r3"), ask("r4")
+	if !strings.Contains(screenText(m), "more waiting") {
+		t.Fatal("the queue is not shown")
+	}
+	m.Close()
+	if <-r3 != session.Refused || <-r4 != session.Refused {
+		t.Fatal("closing the terminal did not refuse pending prompts")
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -45,7 +46,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 	opts.Logger = newLogger(stderr, logCfg)
-	srv, err := server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections()}, opts)
+	app := server.App{
+		Name:        demo.Name,
+		New:         demo.New,
+		Projections: demo.Projections(),
+		ToolPolicy:  demo.ToolPolicy(),
+		ReadPolicy:  demo.ReadPolicy(),
+	}
+	srv, err := server.New(app, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
@@ -95,6 +103,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
 	fs.StringVar(&o.MCPLensMode, "mcp-lens-mode", "focused", "focus lens mode for MCP tool lists: focused, hover or all")
 	fs.IntVar(&o.MCPMaxTools, "mcp-max-tools", 15, "how many tools the focus lens advertises to agents")
+	var allowedTools, allowedReads, trustedOrigins, allowedHosts listFlag
+	fs.Var(&allowedTools, "mcp-allowed-tools", "comma-separated tool names and globs agents may call (e.g. 'demo.*.get_*,raxol_screenshot'); replaces the app's policy")
+	fs.Var(&allowedReads, "mcp-allowed-read-methods", "comma-separated MCP read methods agents may use (e.g. 'tools/list,resources/list,resources/read')")
+	fs.StringVar(&o.MCPPolicyFile, "mcp-policy", "", "JSON policy file: ordered allow/ask/deny rules for tools, and read methods")
+	fs.Var(&trustedOrigins, "mcp-trusted-origins", "comma-separated origins (scheme://host[:port]) allowed to call the MCP endpoints besides the server's own")
+	fs.Var(&allowedHosts, "mcp-allowed-hosts", "comma-separated Host values accepted on a loopback HTTP listener (behind a reverse proxy)")
+	fs.Float64Var(&o.MCPToolCallsPerSecond, "mcp-tool-calls-per-second", 20, "tool calls one agent may make per second (a burst of twice that)")
+	fs.IntVar(&o.MCPMaxClients, "mcp-max-clients", 8, "agents that may attach to one session")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -120,6 +136,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	if err := errors.Join(errs...); err != nil {
 		return o, lc, err
 	}
+	o.MCPToolCallBurst = int(2 * o.MCPToolCallsPerSecond)
+	o.MCPAllowedTools = allowedTools.list()
+	o.MCPAllowedReads = allowedReads.list()
+	o.MCPTrustedOrigins = trustedOrigins.list()
+	o.MCPAllowedHosts = allowedHosts.list()
 	if err := lc.level.UnmarshalText([]byte(logLevel)); err != nil {
 		return o, lc, fmt.Errorf("--log-level: %w", err)
 	}
@@ -134,4 +155,25 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 		o.DataDir = filepath.Join(dir, "raxol-ssh")
 	}
 	return o, lc, nil
+}
+
+// listFlag is a comma-separated list that remembers whether it was given:
+// not given is nil, given empty is an empty list.
+type listFlag struct {
+	vals []string
+	set  bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.vals, ",") }
+
+func (l *listFlag) Set(s string) error {
+	l.vals, l.set = authz.SplitList(s), true
+	return nil
+}
+
+func (l *listFlag) list() []string {
+	if !l.set {
+		return nil
+	}
+	return l.vals
 }

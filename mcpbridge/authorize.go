@@ -1,0 +1,295 @@
+package mcpbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// readMethods are the methods the read seam gates.
+var readMethods = authz.ReadMethods()
+
+// authorize is the first receiving middleware: every request but
+// initialize, ping and notifications passes a policy seam here.
+func (c *conn) authorize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		actx := authzContext(req)
+		if method == "tools/call" {
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				if denied := c.authorizeCall(ctx, r, actx); denied != nil {
+					return denied, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+		if !slices.Contains(readMethods, method) {
+			return next(ctx, method, req)
+		}
+		d, panicked := c.b.opts.Policy.DecideRead(method, paramsMap(req), actx)
+		if panicked || d.Kind != authz.KindAllow {
+			c.countAuthz("read", d, panicked)
+			data, _ := json.Marshal(authz.ReadDenialFor(method, d))
+			return nil, &jsonrpc.Error{Code: authz.ReadDeniedCode, Message: authz.ReadDeniedMessage(method), Data: data}
+		}
+		c.b.opts.Metrics.Authz("read", "allow")
+		res, err := next(ctx, method, req)
+		if method == "tools/list" && err == nil {
+			if lr, ok := res.(*mcp.ListToolsResult); ok {
+				filtered := *lr // never mutate the server's own result or tools
+				filtered.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !c.listable(t.Name, actx) })
+				return &filtered, nil
+			}
+		}
+		return res, err
+	}
+}
+
+func (c *conn) countAuthz(seam string, d authz.Decision, panicked bool) {
+	switch {
+	case panicked:
+		c.b.opts.Metrics.Authz(seam, "error")
+	default:
+		c.b.opts.Metrics.Authz(seam, d.Kind.String())
+	}
+}
+
+// listable reports whether a tool is listed to this caller: allowed, or
+// "ask" while a human who can approve is attached. A policy that panics on
+// a tool costs that tool its listing only.
+func (c *conn) listable(name string, actx authz.Context) bool {
+	if sensitive, known := c.classify(name); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
+		return false
+	}
+	d, panicked := c.b.opts.Policy.DecideTool(name, nil, actx)
+	switch {
+	case panicked:
+		return false
+	case d.Kind == authz.KindAllow:
+		return true
+	case d.Kind == authz.KindAsk:
+		return c.sess.CanApprove() || c.grants.Granted(name)
+	}
+	return false
+}
+
+// classify reports whether a tool is sensitive (annotated sensitive or
+// destructive), and whether it could be classified at all.
+func (c *conn) classify(name string) (sensitive, known bool) {
+	switch name {
+	case ToolSendKey:
+		return true, true
+	case ToolScreenshot, ToolDiscover:
+		return false, true
+	}
+	_, spec, ok := Lookup(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, name)
+	if !ok {
+		return false, false
+	}
+	return spec.Annotations["sensitive"] == true || spec.Annotations["destructiveHint"] == true, true
+}
+
+// authorizeCall applies the tool seam to a call; nil lets it run.
+func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
+	name := r.Params.Name
+	args, _ := decodeArgs(r.Params.Arguments)
+	sensitive, known := c.classify(name)
+	if !known {
+		// Nothing runs without being classified: refuse, saying why the
+		// tool is not there.
+		return c.unavailable(name)
+	}
+	if sensitive && !c.b.opts.Policy.ToolConfigured() {
+		c.b.opts.Metrics.Authz("tool", "deny")
+		return denial(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
+	}
+	d, panicked := c.b.opts.Policy.DecideTool(name, args, actx)
+	if panicked {
+		c.countAuthz("tool", d, true)
+		return denial(name, d)
+	}
+	switch d.Kind {
+	case authz.KindAllow:
+		c.b.opts.Metrics.Authz("tool", "allow")
+		return nil
+	case authz.KindAsk:
+		if c.grants.Granted(name) {
+			c.b.opts.Metrics.Authz("tool", "approved")
+			return nil
+		}
+		if !c.sess.CanApprove() {
+			c.b.opts.Metrics.Authz("tool", "ask")
+			return denial(name, d)
+		}
+		return c.ask(ctx, r, name, args, d)
+	default:
+		c.b.opts.Metrics.Authz("tool", "deny")
+		return denial(name, d)
+	}
+}
+
+// ask puts the call to the human in their terminal and waits for the
+// answer, sending progress notifications meanwhile so that clients that
+// reset their timeout on progress keep waiting.
+func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, args map[string]any, d authz.Decision) *mcp.CallToolResult {
+	req := session.ApprovalRequest{
+		ID:     randomID(),
+		Agent:  clientName(r.Session),
+		Tool:   name,
+		Widget: c.widgetLabel(name),
+		Args:   c.maskedArgs(name, args),
+		Prompt: d.Prompt,
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.b.opts.ApprovalTimeout)
+	defer cancel()
+	stop := c.progress(wctx, r)
+	answer, err := c.sess.RequestApproval(wctx, req)
+	stop()
+	switch answer {
+	case session.ApprovedForSession:
+		c.grants.Grant(name)
+		fallthrough
+	case session.ApprovedOnce:
+		c.b.opts.Metrics.Authz("tool", "approved")
+		return nil
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		c.b.opts.Metrics.Authz("tool", "timeout")
+		return denial(name, authz.Deny(fmt.Sprintf("no answer from the human within %s", c.b.opts.ApprovalTimeout)))
+	case errors.Is(err, session.ErrNoTerminal):
+		c.b.opts.Metrics.Authz("tool", "ask")
+		return denial(name, d)
+	default:
+		c.b.opts.Metrics.Authz("tool", "refused")
+		return denial(name, authz.Deny("refused by the human"))
+	}
+}
+
+// progress sends notifications/progress every few seconds while a call
+// waits, if the client asked for progress; the returned func stops it.
+func (c *conn) progress(ctx context.Context, r *mcp.CallToolRequest) func() {
+	token := r.Params.GetProgressToken()
+	if token == nil || r.Session == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(c.b.opts.ProgressInterval)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = r.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(n), Message: "waiting for the human to approve",
+				})
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// denial is the error result of a refused call.
+func denial(tool string, d authz.Decision) *mcp.CallToolResult {
+	cd := authz.DenialFor(tool, d)
+	b, _ := json.Marshal(cd)
+	var v map[string]any
+	_ = json.Unmarshal(b, &v)
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+}
+
+// widgetLabel is the label, title or id of the widget a tool acts on.
+func (c *conn) widgetLabel(name string) string {
+	id, _, ok := SplitName(c.b.opts.Namespace, name)
+	if !ok {
+		return ""
+	}
+	w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id)
+	if !ok {
+		return id
+	}
+	if tp, ok := w.(ui.ToolProvider); ok {
+		if st, ok := tp.State().(map[string]any); ok {
+			for _, k := range []string{"label", "title"} {
+				if s, ok := st[k].(string); ok && strings.TrimSpace(s) != "" {
+					return Clean(s)
+				}
+			}
+		}
+	}
+	return id
+}
+
+// maskedArgs renders arguments for the human, hiding a password field's
+// text.
+func (c *conn) maskedArgs(name string, args map[string]any) string {
+	if id, _, ok := SplitName(c.b.opts.Namespace, name); ok {
+		if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id); ok {
+			if _, secret := w.(ui.PasswordField); secret {
+				masked := map[string]any{}
+				for k := range args {
+					masked[k] = "••••••"
+				}
+				args = masked
+			}
+		}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "(unprintable)"
+	}
+	return Clean(string(b))
+}
+
+// authzContext holds only what the server knows of the request: the MCP
+// session it arrived on and the transport (Streamable HTTP requests carry
+// their HTTP headers; SSE ones do not).
+func authzContext(req mcp.Request) authz.Context {
+	ctx := authz.Context{ConnID: "unknown", Transport: authz.TransportUnknown}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		if id := ss.ID(); id != "" {
+			ctx.ConnID = id
+		}
+	}
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		ctx.Transport = authz.TransportHTTP
+	} else {
+		ctx.Transport = authz.TransportSSE
+	}
+	return ctx
+}
+
+// paramsMap turns a request's params into plain data for the read seam.
+func paramsMap(req mcp.Request) map[string]any {
+	b, err := json.Marshal(req.GetParams())
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func randomID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -145,6 +145,9 @@ type Options struct {
 	MCPToolCallsPerSecond float64
 	MCPToolCallBurst      int
 	MCPMaxClients         int
+	// MCPApprovalTimeout is how long a call waits for the human's approval
+	// before it is denied; default 45s.
+	MCPApprovalTimeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to a fresh metrics.New().
@@ -304,6 +307,7 @@ func New(app App, opts Options) (*Server, error) {
 		ToolCallsPerSecond: opts.MCPToolCallsPerSecond,
 		ToolCallBurst:      opts.MCPToolCallBurst,
 		MaxClients:         opts.MCPMaxClients,
+		ApprovalTimeout:    opts.MCPApprovalTimeout,
 	})
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, opts.Limits.MaxAuthFailures, opts.Limits.AuthFailureWindow, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {

@@ -66,6 +66,7 @@ func (f form) View() ui.Node {
 		ui.Button{ID: "crash", Label: "Crash", OnClick: boom{}},
 		ui.Button{ID: "open", Label: "Open", OnClick: openModal{}},
 		ui.Modal{ID: "dlg", Title: "Sure?", Visible: f.Open, Body: ui.Text{Text: "really?"}},
+		ui.PasswordField{ID: "pw", Label: "Secret"},
 	}}
 }
 

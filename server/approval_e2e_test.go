@@ -24,7 +24,9 @@ func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 	se, _ := srv.Sessions().Get(id)
 	ag := attachAgent(t, srv, se, false)
 
-	restarts := func() int { return demo.ProjectServices(se.Dispatcher.Snapshot().Model.(demo.Model)).Restarts["billing"] }
+	restarts := func() int {
+		return demo.ProjectServices(se.Dispatcher.Snapshot().Model.(demo.Model)).Restarts["billing"]
+	}
 	openConfirm := func() {
 		t.Helper()
 		ag.call("demo.services.select_row", map[string]any{"index": 2}) // billing

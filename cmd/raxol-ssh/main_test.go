@@ -129,3 +129,55 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestREADMEProductionPolicyBoots: the policy file the README shows for
+// production loads, and a production server boots with it.
+func TestREADMEProductionPolicyBoots(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "```json\n{\n  \"tools\"")
+	if start < 0 {
+		t.Fatal("README has no policy example")
+	}
+	body := text[start+len("```json\n"):]
+	body = body[:strings.Index(body, "```")]
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.json")
+	keys := filepath.Join(dir, "authorized_keys")
+	if err := os.WriteFile(policy, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test\n"
+	if err := os.WriteFile(keys, []byte(pub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"--env", "prod", "--authorized-keys", keys, "--mcp-policy", policy,
+			"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil), &out)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "raxol-ssh serving") {
+		select {
+		case code := <-done:
+			t.Fatalf("exited %d: %s", code, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("did not boot: %s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "rules from "+policy) {
+		t.Errorf("posture line does not show the policy: %s", out.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

@@ -35,6 +35,7 @@ type shared struct {
 	hasScreen bool
 	keys      KeySink
 	approvals ApprovalSink
+	joins     JoinSink
 	watchers  map[int]chan struct{}
 	presence  map[int]chan struct{}
 	nextWatch int
@@ -242,6 +243,49 @@ func (s *Session) RequestApproval(ctx context.Context, req ApprovalRequest) (App
 	s.mu.Unlock()
 	if f == nil {
 		return Refused, ErrNoTerminal
+	}
+	return f(ctx, req)
+}
+
+// JoinRequest asks the owner whether someone may join their session.
+type JoinRequest struct {
+	ID             string
+	User           string
+	KeyFingerprint string
+	RemoteAddr     string
+}
+
+// JoinAnswer is the owner's answer to a join request.
+type JoinAnswer int
+
+// Answers to a join request.
+const (
+	JoinRefused JoinAnswer = iota
+	JoinAsObserver
+	JoinAsDriver
+)
+
+// JoinSink shows a join request to the owner and waits for the answer or
+// for ctx to end (then it withdraws the prompt and returns JoinRefused
+// with ctx's error).
+type JoinSink func(ctx context.Context, req JoinRequest) (JoinAnswer, error)
+
+// SetJoinSink installs where join requests go (the owner's terminal); nil
+// removes it.
+func (s *Session) SetJoinSink(f JoinSink) {
+	s.mu.Lock()
+	s.shared.joins = f
+	s.mu.Unlock()
+}
+
+// RequestJoin asks the owner. Without an owner terminal it returns
+// JoinRefused and ErrNoTerminal.
+func (s *Session) RequestJoin(ctx context.Context, req JoinRequest) (JoinAnswer, error) {
+	s.mu.Lock()
+	f := s.shared.joins
+	s.mu.Unlock()
+	if f == nil {
+		return JoinRefused, ErrNoTerminal
 	}
 	return f(ctx, req)
 }

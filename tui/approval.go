@@ -27,9 +27,35 @@ type WithdrawApprovalMsg struct{ ID string }
 // refused at once.
 const maxPendingApprovals = 16
 
+// JoinMsg shows the owner a request to join the session. The answer is
+// sent on Reply (buffered by the sender) exactly once, as for approvals.
+type JoinMsg struct {
+	Req   session.JoinRequest
+	Reply chan<- session.JoinAnswer
+}
+
+// pendingApproval is one prompt waiting for the human: an agent's call to
+// approve, or (join != nil) someone asking to join.
 type pendingApproval struct {
-	req   session.ApprovalRequest
-	reply chan<- session.Approval
+	req       session.ApprovalRequest
+	reply     chan<- session.Approval
+	join      *session.JoinRequest
+	joinReply chan<- session.JoinAnswer
+}
+
+func (p pendingApproval) id() string {
+	if p.join != nil {
+		return p.join.ID
+	}
+	return p.req.ID
+}
+
+func (p pendingApproval) refuse() {
+	if p.join != nil {
+		p.joinReply <- session.JoinRefused
+		return
+	}
+	p.reply <- session.Refused
 }
 
 // approvalKey answers the prompt on top, if any. It reports whether the
@@ -38,6 +64,20 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) bool {
 	if len(m.approvals) == 0 {
 		return false
 	}
+	if k.String() == "ctrl+c" {
+		return false // leaving refuses everything (Close)
+	}
+	if m.approvals[0].join != nil {
+		switch k.String() {
+		case "o":
+			m.answerJoin(session.JoinAsObserver)
+		case "r":
+			m.answerJoin(session.JoinAsDriver)
+		case "n", "esc":
+			m.answerJoin(session.JoinRefused)
+		}
+		return true
+	}
 	switch k.String() {
 	case "a", "y":
 		m.answer(session.ApprovedOnce)
@@ -45,10 +85,23 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) bool {
 		m.answer(session.ApprovedForSession)
 	case "d", "n", "esc":
 		m.answer(session.Refused)
-	case "ctrl+c":
-		return false // leaving refuses everything (Close)
 	}
 	return true // the prompt holds the keyboard while it is open
+}
+
+func (m *Model) addJoin(msg JoinMsg) {
+	if len(m.approvals) >= maxPendingApprovals {
+		msg.Reply <- session.JoinRefused
+		return
+	}
+	req := msg.Req
+	m.approvals = append(m.approvals, pendingApproval{join: &req, joinReply: msg.Reply})
+}
+
+func (m *Model) answerJoin(a session.JoinAnswer) {
+	p := m.approvals[0]
+	m.approvals = m.approvals[1:]
+	p.joinReply <- a
 }
 
 func (m *Model) addApproval(msg ApprovalMsg) {
@@ -56,7 +109,7 @@ func (m *Model) addApproval(msg ApprovalMsg) {
 		msg.Reply <- session.Refused
 		return
 	}
-	m.approvals = append(m.approvals, pendingApproval{msg.Req, msg.Reply})
+	m.approvals = append(m.approvals, pendingApproval{req: msg.Req, reply: msg.Reply})
 }
 
 func (m *Model) answer(a session.Approval) {
@@ -67,9 +120,9 @@ func (m *Model) answer(a session.Approval) {
 
 func (m *Model) withdraw(id string) {
 	for i, p := range m.approvals {
-		if p.req.ID == id {
+		if p.id() == id {
 			m.approvals = append(m.approvals[:i:i], m.approvals[i+1:]...)
-			p.reply <- session.Refused
+			p.refuse()
 			return
 		}
 	}
@@ -79,7 +132,7 @@ func (m *Model) withdraw(id string) {
 // going away).
 func (m *Model) refuseAll() {
 	for _, p := range m.approvals {
-		p.reply <- session.Refused
+		p.refuse()
 	}
 	m.approvals = nil
 }
@@ -89,9 +142,22 @@ func (m *Model) approvalBox(width int) []string {
 	if len(m.approvals) == 0 {
 		return nil
 	}
-	r := m.approvals[0].req
 	th := m.opts.Theme
 	inner := max(1, width-4)
+	if j := m.approvals[0].join; j != nil {
+		who := j.User
+		if j.KeyFingerprint != "" {
+			who += " (" + j.KeyFingerprint + ")"
+		}
+		lines := []string{
+			th.Title.Render("Someone asks to join your session"),
+			ui.Truncate(who+" from "+j.RemoteAddr, inner),
+			th.Focused.Render(ui.Truncate("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)),
+		}
+		box := lipgloss.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(lipgloss.BrightYellow).Padding(0, 1).Width(width).MaxWidth(width)
+		return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+	}
+	r := m.approvals[0].req
 	what := r.Tool
 	if r.Widget != "" {
 		what += " on " + r.Widget

@@ -44,6 +44,31 @@ type Options struct {
 	// Primary marks the owner's terminal: its focus and hover drive the
 	// focus lens and its screen is what agents see as the screen.
 	Primary bool
+	// Role is what this terminal may do; the zero value is RoleOwner.
+	Role Role
+}
+
+// Role is what a terminal may do in a session.
+type Role int
+
+const (
+	// RoleOwner may do everything, and alone sees the attach panel (the
+	// bearer token) and answers prompts.
+	RoleOwner Role = iota
+	// RoleDriver types and clicks like the owner.
+	RoleDriver
+	// RoleObserver sees every frame and can only leave (ctrl+c).
+	RoleObserver
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleDriver:
+		return "driver"
+	case RoleObserver:
+		return "observer"
+	}
+	return "owner"
 }
 
 // AgentKeysMsg delivers an agent's key presses as if typed in this
@@ -201,21 +226,28 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.notice = string(msg)
 	case tea.KeyPressMsg:
 		m.sess.Touch()
-		if !m.approvalKey(msg) {
+		switch {
+		case m.opts.Role == RoleObserver:
+			if msg.String() == "ctrl+c" {
+				cmd = tea.Quit
+			}
+		case !m.approvalKey(msg):
 			cmd = m.keyFrom(msg, m.origin)
 		}
 	case ApprovalMsg:
 		m.addApproval(msg)
+	case JoinMsg:
+		m.addJoin(msg)
 	case WithdrawApprovalMsg:
 		m.withdraw(msg.ID)
 	case tea.PasteMsg:
 		m.sess.Touch()
-		if len(m.approvals) == 0 {
+		if len(m.approvals) == 0 && m.opts.Role != RoleObserver {
 			m.routeFrom(m.focus, msg, m.origin)
 		}
 	case tea.MouseClickMsg:
 		m.sess.Touch()
-		if len(m.approvals) == 0 {
+		if len(m.approvals) == 0 && m.opts.Role != RoleObserver {
 			m.click(msg.Mouse())
 		}
 	case tea.MouseMotionMsg:
@@ -302,7 +334,9 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 	case "ctrl+c":
 		return tea.Quit
 	case "ctrl+o":
-		m.showAttach = !m.showAttach
+		if m.opts.Role == RoleOwner {
+			m.showAttach = !m.showAttach
+		}
 		return nil
 	case "ctrl+r":
 		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
@@ -483,6 +517,9 @@ func (m *Model) statusBar() string {
 		agents = fmt.Sprintf("agents: %d", n)
 	}
 	parts := []string{"raxol-ssh", "session " + m.sess.ID, agents, "ctrl+o attach", "ctrl+c quit"}
+	if m.opts.Role != RoleOwner {
+		parts = []string{"raxol-ssh", "session " + m.sess.ID, m.opts.Role.String(), agents, "ctrl+c leave"}
+	}
 	if m.notice != "" {
 		// A notice matters more than the key hints; put it where a
 		// narrow terminal still shows it.

@@ -498,3 +498,45 @@ func TestApprovalPrompt(t *testing.T) {
 		t.Fatal("closing the terminal did not refuse pending prompts")
 	}
 }
+
+func TestJoinPromptAndRoles(t *testing.T) {
+	m, s := newPrimary(t)
+	for _, tc := range []struct {
+		key  string
+		want session.JoinAnswer
+	}{{"o", session.JoinAsObserver}, {"r", session.JoinAsDriver}, {"n", session.JoinRefused}} {
+		reply := make(chan session.JoinAnswer, 1)
+		m.Update(JoinMsg{Req: session.JoinRequest{ID: "j", User: "stranger", RemoteAddr: "10.0.0.9:5555"}, Reply: reply})
+		if !strings.Contains(screenText(m), "stranger from 10.0.0.9:5555") {
+			t.Fatalf("join prompt not shown:\n%s", screenText(m))
+		}
+		m.Update(key(tc.key))
+		if got := <-reply; got != tc.want {
+			t.Fatalf("key %s answered %v", tc.key, got)
+		}
+	}
+	// An observer's keys do nothing but leave; it cannot open the token panel.
+	obs := New(s, Options{Terminal: "watcher", Role: RoleObserver})
+	defer obs.Close()
+	obs.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	obs.Update(key("x"))
+	obs.Update(key("ctrl+o"))
+	if model(s).name != "" || strings.Contains(screenText(obs), s.Token()) {
+		t.Fatal("an observer typed or saw the token")
+	}
+	if !strings.Contains(screenText(obs), "observer") {
+		t.Fatalf("observer's status bar: %s", screenText(obs))
+	}
+	if _, cmd := obs.Update(key("ctrl+c")); cmd == nil {
+		t.Fatal("an observer cannot leave")
+	}
+	// A driver types like the owner, but sees no token either.
+	drv := New(s, Options{Terminal: "pair", Role: RoleDriver})
+	defer drv.Close()
+	drv.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	drv.Update(key("z"))
+	drv.Update(key("ctrl+o"))
+	if model(s).name != "z" || strings.Contains(screenText(drv), s.Token()) {
+		t.Fatalf("driver: name %q", model(s).name)
+	}
+}

@@ -111,6 +111,9 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 		// tool is not there.
 		return c.unavailable(name)
 	}
+	if refused := c.control(name); refused != nil {
+		return refused
+	}
 	if sensitive && !c.b.opts.Policy.ToolConfigured() {
 		c.b.opts.Metrics.Authz("tool", "deny")
 		return denial(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
@@ -138,6 +141,26 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 		c.b.opts.Metrics.Authz("tool", "deny")
 		return denial(name, d)
 	}
+}
+
+// control refuses writes the human does not let agents make now: none
+// while paused, and none beside the focused widget in focus-only mode.
+func (c *conn) control(name string) *mcp.CallToolResult {
+	ctl := c.sess.Control()
+	if !ctl.Paused && !ctl.FocusOnly {
+		return nil
+	}
+	id, action, derived := SplitName(c.b.opts.Namespace, name)
+	write := (derived && !readActions[action]) || name == ToolSendKey
+	switch {
+	case !write:
+		return nil
+	case ctl.Paused:
+		return errorResult(ErrKindPaused, "paused by the human: agents may read but not act until the human hands control back")
+	case derived && id != c.sess.Attention().Focus:
+		return errorResult(ErrKindNotFocused, fmt.Sprintf("the human lets agents act only on the focused widget (%q) now", c.sess.Attention().Focus))
+	}
+	return nil
 }
 
 // ask puts the call to the human in their terminal and waits for the
@@ -226,14 +249,8 @@ func (c *conn) widgetLabel(name string) string {
 	if !ok {
 		return id
 	}
-	if tp, ok := w.(ui.ToolProvider); ok {
-		if st, ok := tp.State().(map[string]any); ok {
-			for _, k := range []string{"label", "title"} {
-				if s, ok := st[k].(string); ok && strings.TrimSpace(s) != "" {
-					return Clean(s)
-				}
-			}
-		}
+	if l := Clean(ui.Label(w)); strings.TrimSpace(l) != "" {
+		return l
 	}
 	return id
 }
@@ -266,6 +283,9 @@ func authzContext(req mcp.Request) authz.Context {
 	ctx := authz.Context{ConnID: "unknown", Transport: authz.TransportUnknown}
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		if id := ss.ID(); id != "" {
+			if d, ok := declaredContext(id); ok {
+				return d // served by Bridge.ServeTransport (stdio)
+			}
 			ctx.ConnID = id
 		}
 	}

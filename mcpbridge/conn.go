@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,17 +61,7 @@ type conn struct {
 	registered map[string]bool
 	warned     map[string]bool
 	res        *resources
-	activity   []activity
 }
-
-// activity is one fold seen by the bridge, for the context resource.
-type activity struct {
-	Version uint64 `json:"version"`
-	Origin  string `json:"origin"`
-	At      string `json:"at"`
-}
-
-const maxActivity = 32
 
 func newConn(b *Bridge, se *session.Session) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,12 +159,6 @@ func (c *conn) sync() {
 
 	c.mu.Lock()
 	c.derived = derived
-	if n := len(c.activity); n == 0 || c.activity[n-1].Version != snap.Version {
-		c.activity = append(c.activity, activity{Version: snap.Version, Origin: snap.Origin.String(), At: snap.At.UTC().Format("2006-01-02T15:04:05.000Z07:00")})
-		if len(c.activity) > maxActivity {
-			c.activity = slices.Delete(c.activity, 0, len(c.activity)-maxActivity)
-		}
-	}
 	want := map[string]bool{}
 	for _, n := range advertised {
 		if !isSessionTool(n) {
@@ -341,7 +324,11 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		} else {
 			res, err = next(ctx, method, req)
 		}
-		c.b.opts.Metrics.ToolCall(callOutcome(res, err), time.Since(start))
+		outcome := callOutcome(res, err)
+		c.b.opts.Metrics.ToolCall(outcome, time.Since(start))
+		if r, _ := req.(*mcp.CallToolRequest); r != nil && r.Params != nil {
+			c.recordCall(r, outcome)
+		}
 		return res, err
 	}
 }
@@ -355,6 +342,41 @@ func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// actionVerbs put agents' actions in words for the activity log.
+var actionVerbs = map[string]string{
+	"type_into": "typed into", "clear": "cleared", "click": "clicked", "toggle": "toggled",
+	"select": "selected in", "select_tab": "switched tabs in", "select_row": "selected a row in",
+	"sort": "sorted", "expand": "expanded a node in", "collapse": "collapsed a node in",
+	"select_node": "selected a node in", "seek": "moved", "play": "played", "pause": "paused",
+	"scroll_to": "scrolled", "confirm": "confirmed", "dismiss": "dismissed",
+}
+
+// recordCall puts an agent's write (or its refusal) in the activity log;
+// reads are not actions. Keys pressed through raxol_send_key are recorded
+// by the terminal that received them, widget by widget.
+func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
+	name := r.Params.Name
+	id, action, derived := SplitName(c.b.opts.Namespace, name)
+	switch {
+	case derived && readActions[action]:
+		return
+	case !derived && (name != ToolSendKey || outcome == "ok"):
+		return
+	}
+	a := session.Action{Origin: "agent:" + clientName(r.Session), Agent: true, Action: action, Outcome: outcome}
+	if derived {
+		a.Widget, a.Label = id, c.widgetLabel(name)
+		verb := actionVerbs[action]
+		if verb == "" {
+			verb = "used " + action + " on"
+		}
+		a.Summary = verb + " " + a.Label
+	} else {
+		a.Action, a.Summary = "keys", "pressed keys"
+	}
+	c.sess.Record(a)
 }
 
 // unavailable is the error result for a tool the current view does not
@@ -399,6 +421,8 @@ const (
 	ErrKindNoTerminal    = "no_terminal"
 	ErrKindInternalError = "internal"
 	ErrKindRateLimited   = "rate_limited"
+	ErrKindPaused        = "paused"
+	ErrKindNotFocused    = "not_focused"
 )
 
 // allowCall takes a token from the client's tool-call rate limiter.

@@ -17,9 +17,10 @@ import (
 
 // Resource URIs every session has.
 const (
-	URITree    = "raxol://session/tree"
-	URIScreen  = "raxol://session/screen"
-	URIContext = "raxol://session/context"
+	URITree     = "raxol://session/tree"
+	URIScreen   = "raxol://session/screen"
+	URIContext  = "raxol://session/context"
+	URIActivity = "raxol://session/activity"
 )
 
 // resources serves a session's resources and pushes JSON Patch updates to
@@ -53,7 +54,8 @@ func (r *resources) register() {
 	}
 	add(URITree, "tree", "The component tree of the current view as JSON, with each widget's state.", "application/json")
 	add(URIScreen, "screen", "The screen text as the human's terminal shows it now.", "text/plain")
-	add(URIContext, "context", "The session context: who is attached, the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
+	add(URIContext, "context", "The session context: who is attached, what agents may do now, the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
+	add(URIActivity, "activity", "The session's activity log: the last few hundred actions of humans and agents, with time, origin, widget, action and outcome.", "application/json")
 	names := make([]string, 0, len(r.c.b.opts.Projections))
 	for n := range r.c.b.opts.Projections {
 		names = append(names, n)
@@ -74,6 +76,9 @@ func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, strin
 		return []byte(r.c.screen()), "text/plain", nil
 	case URIContext:
 		b, err := json.Marshal(r.c.contextTree(snap))
+		return b, "application/json", err
+	case URIActivity:
+		b, err := json.Marshal(map[string]any{"actions": r.c.sess.Activity()})
 		return b, "application/json", err
 	}
 	for name, f := range r.c.b.opts.Projections {
@@ -250,8 +255,11 @@ func TreeJSON(n ui.Node) any {
 func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 	c.mu.Lock()
 	advertised := slices.Clone(c.advertised)
-	act := slices.Clone(c.activity)
 	c.mu.Unlock()
+	act := c.sess.Activity()
+	if len(act) > 20 {
+		act = act[len(act)-20:]
+	}
 	inLens := map[string]bool{}
 	for _, n := range advertised {
 		if id, _, ok := SplitName(c.b.opts.Namespace, n); ok {
@@ -278,6 +286,7 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 		"session":   map[string]any{"id": c.sess.ID, "app": c.sess.App, "created": c.sess.Created.UTC().Format("2006-01-02T15:04:05Z07:00"), "version": snap.Version},
 		"attached":  attached,
 		"attention": map[string]any{"focus": att.Focus, "hover": att.Hover},
+		"control":   c.sess.Control(),
 		"lens":      map[string]any{"mode": string(c.b.opts.LensMode), "max_tools": c.b.opts.MaxTools, "advertised": advertised},
 		"model":     model,
 		"widgets":   widgets,

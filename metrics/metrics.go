@@ -128,7 +128,7 @@ var (
 var toolOutcomes = []string{
 	"ok", "unknown_tool", "widget_gone", "invalid_arguments", "tool_error",
 	"update_failed", "timeout", "session_ended", "no_terminal", "denied",
-	"authorization_required", "rate_limited", "internal", OutcomeOther,
+	"authorization_required", "rate_limited", "paused", "not_focused", "internal", OutcomeOther,
 }
 
 // ToolOutcomes returns the outcome label values of MCPToolCalls.

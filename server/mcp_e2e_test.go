@@ -117,7 +117,7 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 			ag := attachAgent(t, srv, se, sse)
 
 			// Presence: the human's status bar counts the agent.
-			human.WaitFor(t, "agents: 1", waitLong)
+			human.WaitFor(t, "agent: e2e-agent 0.1", waitLong)
 
 			// The agent's type_into shows on the human's screen within a second.
 			ag.call("demo.search.type_into", map[string]any{"text": "from-agent"})

@@ -162,3 +162,34 @@ func TestRotateToken(t *testing.T) {
 		t.Fatal("rotation did not signal watchers")
 	}
 }
+
+func TestActivityLogAndControl(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	s, _, _ := m.Start("t", Owner{User: "u"}, app{}, 0)
+	ch, stop := s.Watch()
+	defer stop()
+	for i := range MaxActivity + 5 {
+		s.Record(Action{Origin: "human:u", Action: "keys", Summary: string(rune('a' + i%26)), Outcome: "ok"})
+	}
+	s.Record(Action{Origin: "agent:bot", Agent: true, Action: "click", Outcome: "ok"})
+	s.Record(Action{Origin: "human:u", Action: "keys", Outcome: "ok"})
+	log := s.Activity()
+	if len(log) != MaxActivity || log[len(log)-2].Origin != "agent:bot" || log[0].At.IsZero() {
+		t.Fatalf("log of %d, second last %+v", len(log), log[len(log)-2])
+	}
+	a, seq, ok := s.LastAgentAction()
+	if !ok || a.Origin != "agent:bot" || seq != MaxActivity+6 {
+		t.Fatalf("last agent action %+v seq %d", a, seq)
+	}
+	<-ch
+	s.SetControl(Control{Paused: true})
+	if !s.Control().Paused {
+		t.Fatal("pause not recorded")
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("control change not signalled")
+	}
+}

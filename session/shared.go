@@ -36,9 +36,13 @@ type shared struct {
 	keys      KeySink
 	approvals ApprovalSink
 	joins     JoinSink
-	watchers  map[int]chan struct{}
-	presence  map[int]chan struct{}
-	nextWatch int
+
+	activity    []Action
+	activitySeq uint64
+	control     Control
+	watchers    map[int]chan struct{}
+	presence    map[int]chan struct{}
+	nextWatch   int
 }
 
 // SetAttention records the human's attention; watchers are signalled when
@@ -129,7 +133,8 @@ func (s *Session) SendKeys(agent string, keys []string) error {
 // presence change, and a function that stops watching.
 func (s *Session) Watch() (<-chan struct{}, func()) { return s.watch(&s.shared.watchers) }
 
-// WatchPresence is like Watch, for presence changes only.
+// WatchPresence is like Watch, for what terminals show besides the model:
+// presence, recorded actions and agent control.
 func (s *Session) WatchPresence() (<-chan struct{}, func()) { return s.watch(&s.shared.presence) }
 
 func (s *Session) watch(set *map[int]chan struct{}) (<-chan struct{}, func()) {

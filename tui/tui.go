@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -111,19 +112,23 @@ type Model struct {
 	stopPresence func()
 
 	// Owned by the program's goroutine.
-	snap       dispatcher.Snapshot
-	width      int
-	height     int
-	focus      string
-	showAttach bool
-	notice     string
-	frame      ui.Frame // last rendered app frame, for mouse hit tests
-	frameTop   int      // screen row where the app frame starts
-	scr        *screen  // nil when Options.Output is nil
-	lastDraw   time.Time
-	pending    bool   // a frameMsg is scheduled
-	hover      string // widget under the mouse
-	approvals  []pendingApproval
+	snap         dispatcher.Snapshot
+	width        int
+	height       int
+	focus        string
+	showAttach   bool
+	notice       string
+	frame        ui.Frame // last rendered app frame, for mouse hit tests
+	frameTop     int      // screen row where the app frame starts
+	scr          *screen  // nil when Options.Output is nil
+	lastDraw     time.Time
+	pending      bool   // a frameMsg is scheduled
+	hover        string // widget under the mouse
+	approvals    []pendingApproval
+	highlight    string // widget an agent just acted on
+	lastAgent    session.Action
+	seenAgentSeq uint64
+	showLog      bool
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
@@ -209,7 +214,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case snapshotMsg:
 		m.refresh()
-		cmd = m.waitSnapshot()
+		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity())
+	case highlightDoneMsg:
+		if msg.seq == m.seenAgentSeq {
+			m.highlight = ""
+		}
 	case frameMsg:
 		m.pending = false
 	case tea.WindowSizeMsg:
@@ -338,6 +347,20 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			m.showAttach = !m.showAttach
 		}
 		return nil
+	case "ctrl+g":
+		m.showLog = !m.showLog
+		return nil
+	case "ctrl+p", "ctrl+f":
+		if m.opts.Role == RoleOwner && origin.Kind == dispatcher.OriginHuman {
+			c := m.sess.Control()
+			if k.String() == "ctrl+p" {
+				c.Paused = !c.Paused
+			} else {
+				c.FocusOnly = !c.FocusOnly
+			}
+			m.sess.SetControl(c)
+		}
+		return nil
 	case "ctrl+r":
 		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
 			// A new token: the old one stops working and the agents that
@@ -411,8 +434,10 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 	}
 	// Errors (update_failed, timeout, closed) leave the screen as the
 	// latest snapshot shows it, which is the truth either way.
-	acted := false
-	_ = m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
+	var acted []tea.Msg
+	var seen ui.Node
+	err := m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
+		seen = tree
 		w, ok := ui.Find(tree, id)
 		if !ok {
 			return nil, nil
@@ -423,11 +448,19 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		msgs := w.HandleEvent(ev, m.localLocked(id))
-		acted = len(msgs) > 0
+		acted = msgs
 		return msgs, nil
 	})
-	if acted {
+	if len(acted) > 0 {
 		m.sess.NoteAction(id)
+		outcome := "ok"
+		switch {
+		case errors.Is(err, dispatcher.ErrUpdateFailed):
+			outcome = "update_failed"
+		case err != nil:
+			outcome = "error"
+		}
+		m.record(id, seen, acted, origin.String(), origin.Kind == dispatcher.OriginAgent, outcome)
 	}
 	m.refresh()
 }
@@ -474,6 +507,9 @@ func (m *Model) View() tea.View { return tea.View{} }
 // status bar, as at most Height lines of at most Width cells.
 func (m *Model) Frame() string {
 	var bottom []string
+	if m.showLog {
+		bottom = append(bottom, m.activityPanel(max(2, m.height/3))...)
+	}
 	bottom = append(bottom, m.approvalBox(m.width)...)
 	if m.showAttach {
 		bottom = append(bottom, m.attachPanel()...)
@@ -485,11 +521,12 @@ func (m *Model) Frame() string {
 	if appH > 0 {
 		m.mu.Lock()
 		m.frame = ui.Render(m.snap.Tree, ui.RenderOptions{
-			Width:  m.width,
-			Height: appH,
-			Focus:  m.focus,
-			Local:  m.localLocked,
-			Theme:  m.opts.Theme,
+			Width:     m.width,
+			Height:    appH,
+			Focus:     m.focus,
+			Local:     m.localLocked,
+			Theme:     m.opts.Theme,
+			Highlight: m.highlight,
 		})
 		m.mu.Unlock()
 		app = m.frame.Content
@@ -512,18 +549,24 @@ func (m *Model) Frame() string {
 }
 
 func (m *Model) statusBar() string {
-	agents := "agents: none"
-	if n := len(m.sess.Agents()); n > 0 {
-		agents = fmt.Sprintf("agents: %d", n)
-	}
-	parts := []string{"raxol-ssh", "session " + m.sess.ID, agents, "ctrl+o attach", "ctrl+c quit"}
+	parts := []string{"raxol-ssh", "session " + m.sess.ID}
 	if m.opts.Role != RoleOwner {
-		parts = []string{"raxol-ssh", "session " + m.sess.ID, m.opts.Role.String(), agents, "ctrl+c leave"}
+		parts = append(parts, m.opts.Role.String())
 	}
-	if m.notice != "" {
-		// A notice matters more than the key hints; put it where a
-		// narrow terminal still shows it.
-		parts = []string{"raxol-ssh", m.notice, "session " + m.sess.ID, agents}
+	// What matters most comes first, where a narrow terminal still shows
+	// it: a notice, the agent's last action, what agents may do.
+	var urgent []string
+	for _, s := range []string{m.notice, m.control(), m.agentNotice()} {
+		if s != "" {
+			urgent = append(urgent, s)
+		}
+	}
+	parts = append(parts[:1], append(urgent, parts[1:]...)...)
+	parts = append(parts, m.whoIsHere())
+	if m.opts.Role == RoleOwner {
+		parts = append(parts, "ctrl+o attach", "ctrl+g log", "ctrl+p pause", "ctrl+c quit")
+	} else {
+		parts = append(parts, "ctrl+g log", "ctrl+c leave")
 	}
 	text := " " + strings.Join(parts, " · ") + " "
 	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))

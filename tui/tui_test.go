@@ -420,7 +420,7 @@ func TestPresenceWakesTheTerminal(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("attaching an agent did not wake the terminal")
 	}
-	if !strings.Contains(screenText(m), "agents: 1") {
+	if !strings.Contains(screenText(m), "agent: bot") {
 		t.Fatalf("status bar: %q", screenText(m))
 	}
 }

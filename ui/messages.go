@@ -113,3 +113,48 @@ type ScrolledTo struct {
 	ID  string
 	Row int
 }
+
+// Describe returns what a message did, in words for an activity line, e.g.
+// "typed into" (then the widget's label). It never includes text or values
+// from the message.
+func Describe(msg any) string {
+	switch m := msg.(type) {
+	case TextInputChanged, TextAreaChanged, PasswordFieldChanged:
+		return "typed into"
+	case CheckboxToggled:
+		if m.Checked {
+			return "checked"
+		}
+		return "unchecked"
+	case OptionSelected:
+		return "selected an option in"
+	case TabChanged:
+		return "switched tabs in"
+	case MenuSelected:
+		return "chose from"
+	case ModalConfirmed:
+		return "confirmed"
+	case ModalDismissed:
+		return "dismissed"
+	case RowSelected:
+		return "selected a row in"
+	case TableSorted:
+		return "sorted"
+	case TreeExpanded:
+		return "expanded a node in"
+	case TreeCollapsed:
+		return "collapsed a node in"
+	case TreeSelected:
+		return "selected a node in"
+	case ScrubberSeeked:
+		return "moved"
+	case ScrubberPlayed:
+		return "played"
+	case ScrubberPaused:
+		return "paused"
+	case ScrolledTo:
+		return "scrolled"
+	default:
+		return "clicked"
+	}
+}

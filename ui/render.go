@@ -19,6 +19,9 @@ type RenderOptions struct {
 	Local func(id string) *LocalState
 	// Theme defaults to [DefaultTheme].
 	Theme *Theme
+	// Highlight is the id of a widget to draw in the theme's Activity
+	// style (an agent just acted on it), or "".
+	Highlight string
 }
 
 // Rect is a rectangle of screen cells.
@@ -214,6 +217,13 @@ func (r *renderer) widget(w Widget, width int) block {
 		},
 	}
 	b := linesOf(w.Render(rc), width)
+	if id != "" && id == r.opts.Highlight {
+		// Its own colors give way to one unmistakable look: reverse video
+		// reads on 16-color and monochrome terminals too.
+		for i, l := range b.lines {
+			b.lines[i] = r.theme.Activity.Render(padLine(ansi.Strip(l), b.w))
+		}
+	}
 	b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
 	return b
 }

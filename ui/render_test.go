@@ -109,3 +109,19 @@ func TestOverlaysInsideHiddenOnesAreNotActive(t *testing.T) {
 		t.Fatalf("focus order %s, want a", got)
 	}
 }
+
+func TestHighlightDrawsTheWidgetInTheActivityStyle(t *testing.T) {
+	tree := Column{Items: []Node{Button{ID: "a", Label: "A"}, Button{ID: "b", Label: "B"}}}
+	plain := Render(tree, RenderOptions{Width: 20, Height: 4}).Content
+	lit := Render(tree, RenderOptions{Width: 20, Height: 4, Highlight: "b"}).Content
+	pl, ll := strings.Split(plain, "\n"), strings.Split(lit, "\n")
+	if pl[0] != ll[0] {
+		t.Fatalf("the other widget changed: %q vs %q", pl[0], ll[0])
+	}
+	if ansi.Strip(ll[1]) != ansi.Strip(pl[1]) || !strings.Contains(ll[1], "\x1b[") || ll[1] == pl[1] {
+		t.Fatalf("highlighted line %q (plain %q)", ll[1], pl[1])
+	}
+	if !strings.Contains(DefaultTheme().Activity.Render("x"), "7") {
+		t.Fatal("the activity style is not reverse video")
+	}
+}

@@ -16,6 +16,7 @@ type Theme struct {
 	Border      lipgloss.Style // box borders
 	FocusBorder lipgloss.Style // the border of a focused widget's frame
 	Accent      lipgloss.Style // chart bars, lines and points
+	Activity    lipgloss.Style // a widget an agent just acted on
 }
 
 // DefaultTheme returns the built-in theme.
@@ -32,5 +33,6 @@ func DefaultTheme() *Theme {
 		Border:      s().Foreground(lipgloss.BrightBlack),
 		FocusBorder: s().Foreground(lipgloss.BrightCyan),
 		Accent:      s().Foreground(lipgloss.Cyan),
+		Activity:    s().Reverse(true).Bold(true).Foreground(lipgloss.BrightYellow),
 	}
 }

@@ -60,3 +60,18 @@ func ObjectSchema(props map[string]any, required ...string) map[string]any {
 func Prop(typ, description string) map[string]any {
 	return map[string]any{"type": typ, "description": description}
 }
+
+// Label returns how people call a widget: its label or title when its
+// state has one, else its id.
+func Label(w Widget) string {
+	if tp, ok := w.(ToolProvider); ok {
+		if st, ok := tp.State().(map[string]any); ok {
+			for _, k := range []string{"label", "title"} {
+				if s, ok := st[k].(string); ok && s != "" {
+					return s
+				}
+			}
+		}
+	}
+	return w.WidgetID()
+}

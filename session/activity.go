@@ -1,0 +1,92 @@
+package session
+
+import (
+	"slices"
+	"time"
+)
+
+// Action is one entry of a session's activity log: something a human or
+// an agent did, and how it ended.
+type Action struct {
+	At time.Time `json:"at"`
+	// Origin is who did it: "human:<terminal>", "agent:<client>".
+	Origin string `json:"origin"`
+	// Agent is set for agents' actions.
+	Agent bool `json:"agent"`
+	// Widget is the widget id acted on ("" for none) and Label its label.
+	Widget string `json:"widget,omitempty"`
+	Label  string `json:"label,omitempty"`
+	// Action is what was done, e.g. "type_into", "click", "keys".
+	Action string `json:"action"`
+	// Summary is the action in words, e.g. "typed into Search". It never
+	// holds app text from arguments.
+	Summary string `json:"summary"`
+	// Outcome is "ok" or why not: "update_failed", "authorization_required",
+	// "paused", ...
+	Outcome string `json:"outcome"`
+}
+
+// MaxActivity is how many actions a session remembers.
+const MaxActivity = 300
+
+// Record appends an action to the activity log (the oldest fall off) and
+// signals watchers.
+func (s *Session) Record(a Action) {
+	if a.At.IsZero() {
+		a.At = s.now()
+	}
+	s.mu.Lock()
+	s.shared.activity = append(s.shared.activity, a)
+	if len(s.shared.activity) > MaxActivity {
+		s.shared.activity = slices.Delete(s.shared.activity, 0, len(s.shared.activity)-MaxActivity)
+	}
+	s.shared.activitySeq++
+	s.mu.Unlock()
+	s.signalPresence() // terminals show agents' actions as they happen
+}
+
+// Activity returns the activity log, oldest first.
+func (s *Session) Activity() []Action {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.shared.activity)
+}
+
+// LastAgentAction returns the latest action of an agent and its sequence
+// number (which grows with every recorded action).
+func (s *Session) LastAgentAction() (Action, uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.shared.activity) - 1; i >= 0; i-- {
+		if s.shared.activity[i].Agent {
+			return s.shared.activity[i], s.shared.activitySeq - uint64(len(s.shared.activity)-1-i), true
+		}
+	}
+	return Action{}, 0, false
+}
+
+// Control is what the human lets agents do.
+type Control struct {
+	// Paused: agents may read but not act.
+	Paused bool `json:"paused"`
+	// FocusOnly: agents may act only on the widget the human has focused.
+	FocusOnly bool `json:"focus_only"`
+}
+
+// SetControl changes what agents may do and signals watchers.
+func (s *Session) SetControl(c Control) {
+	s.mu.Lock()
+	changed := s.shared.control != c
+	s.shared.control = c
+	s.mu.Unlock()
+	if changed {
+		s.signalPresence() // watchers, and terminals' status bars
+	}
+}
+
+// Control returns what agents may do.
+func (s *Session) Control() Control {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shared.control
+}

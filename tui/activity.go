@@ -1,0 +1,139 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// HighlightFor is how long a widget an agent acted on stays highlighted,
+// and AgentNoticeFor how long the status bar tells what the agent did.
+const (
+	HighlightFor   = time.Second
+	AgentNoticeFor = 5 * time.Second
+)
+
+// highlightDoneMsg ends a highlight.
+type highlightDoneMsg struct{ seq uint64 }
+
+// agentActivity notices a new agent action: it highlights the widget for
+// a second and puts the action in the status bar.
+func (m *Model) agentActivity() tea.Cmd {
+	a, seq, ok := m.sess.LastAgentAction()
+	if !ok || seq == m.seenAgentSeq {
+		return nil
+	}
+	first := m.seenAgentSeq == 0 && m.lastAgent.At.IsZero()
+	m.seenAgentSeq, m.lastAgent = seq, a
+	if first && time.Since(a.At) > AgentNoticeFor {
+		return nil // old news when this terminal attached
+	}
+	if a.Widget == "" || a.Outcome != "ok" {
+		return nil
+	}
+	m.highlight = a.Widget
+	return tea.Tick(HighlightFor, func(time.Time) tea.Msg { return highlightDoneMsg{seq} })
+}
+
+// agentNotice is the status bar's words for the agent's last action, if
+// recent.
+func (m *Model) agentNotice() string {
+	a := m.lastAgent
+	if a.At.IsZero() || time.Since(a.At) > AgentNoticeFor {
+		return ""
+	}
+	name := strings.TrimPrefix(a.Origin, "agent:")
+	if a.Outcome != "ok" {
+		return fmt.Sprintf("%s: %s refused (%s)", name, a.Action, a.Outcome)
+	}
+	return name + " " + a.Summary
+}
+
+// presence is the status bar's account of who is attached: agents by the
+// name and version they gave, and the humans.
+func (m *Model) whoIsHere() string {
+	var agents, humans []string
+	for _, at := range m.sess.Attached() {
+		if at.Kind == session.KindAgent {
+			agents = append(agents, at.Name)
+		} else {
+			humans = append(humans, at.Name)
+		}
+	}
+	var parts []string
+	switch len(agents) {
+	case 0:
+		parts = append(parts, "agents: none")
+	case 1:
+		parts = append(parts, "agent: "+agents[0])
+	default:
+		parts = append(parts, fmt.Sprintf("agents (%d): %s", len(agents), strings.Join(agents, ", ")))
+	}
+	if len(humans) > 1 {
+		parts = append(parts, fmt.Sprintf("humans (%d): %s", len(humans), strings.Join(humans, ", ")))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// control is the status bar's word on what agents may do, if restricted.
+func (m *Model) control() string {
+	c := m.sess.Control()
+	switch {
+	case c.Paused:
+		return "AGENTS PAUSED (ctrl+p hands back)"
+	case c.FocusOnly:
+		return "agents: focused widget only (ctrl+f)"
+	}
+	return ""
+}
+
+// activityPanel lists the latest actions, newest last, in height lines.
+func (m *Model) activityPanel(height int) []string {
+	log := m.sess.Activity()
+	th := m.opts.Theme
+	lines := []string{th.Title.Render(fmt.Sprintf("Activity (%d, ctrl+g closes)", len(log)))}
+	n := max(0, height-1)
+	if len(log) > n {
+		log = log[len(log)-n:]
+	}
+	for _, a := range log {
+		line := fmt.Sprintf("%s %-22s %s", a.At.Format("15:04:05"), ui.Truncate(a.Origin, 22), a.Summary)
+		if a.Outcome != "ok" {
+			line += " (" + a.Outcome + ")"
+		}
+		if a.Agent {
+			line = th.Accent.Render(ui.Truncate(line, m.width))
+		} else {
+			line = ui.Truncate(line, m.width)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// record notes an action of this terminal (or of an agent's keys through
+// it) in the session's activity log.
+func (m *Model) record(id string, tree ui.Node, msgs []tea.Msg, origin string, agent bool, outcome string) {
+	label := id
+	if w, ok := ui.Find(tree, id); ok {
+		label = ui.Label(w)
+	}
+	verb := "acted on"
+	if len(msgs) > 0 {
+		verb = ui.Describe(msgs[0])
+	}
+	m.sess.Record(session.Action{
+		Origin:  origin,
+		Agent:   agent,
+		Widget:  id,
+		Label:   label,
+		Action:  "keys",
+		Summary: verb + " " + label,
+		Outcome: outcome,
+	})
+}

@@ -61,6 +61,10 @@ type Hooks struct {
 	OnUpdateFailed func()
 	// OnViewFailed is called when View panics; the last good tree is kept.
 	OnViewFailed func()
+	// OnApplied is called on the dispatcher goroutine after an envelope's
+	// messages were folded, with its origin and the messages Update took.
+	// It must not block or call back into the dispatcher.
+	OnApplied func(o Origin, msgs []tea.Msg)
 }
 
 // Options configure a [Dispatcher]. The zero value (or a nil *Options) is
@@ -353,7 +357,7 @@ func (d *Dispatcher) fold(env *envelope) error {
 	}
 	m := d.model
 	var cmds []tea.Cmd
-	applied := 0
+	var applied []tea.Msg
 	for _, msg := range msgs {
 		switch msg.(type) {
 		case nil, tea.QuitMsg:
@@ -370,20 +374,23 @@ func (d *Dispatcher) fold(env *envelope) error {
 			return err // d.model untouched: the envelope is rolled back
 		}
 		m = next
-		applied++
+		applied = append(applied, msg)
 		if cmd != nil {
 			cmds = append(cmds, cmd)
 		}
 	}
 	d.model = m
 	d.runCmds(env.origin, cmds)
-	if applied == 0 {
+	if len(applied) == 0 {
 		return nil
 	}
 	d.view(env.origin)
 	d.publish(env.origin)
 	if d.hooks.OnFold != nil {
 		d.hooks.OnFold(time.Since(start))
+	}
+	if d.hooks.OnApplied != nil {
+		d.hooks.OnApplied(env.origin, applied)
 	}
 	return nil
 }

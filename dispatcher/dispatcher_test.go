@@ -779,3 +779,28 @@ func TestInitAndFirstViewPanic(t *testing.T) {
 		t.Fatalf("tree = %q, want %q", got, "1")
 	}
 }
+
+func TestOnAppliedSeesOriginAndMessages(t *testing.T) {
+	type seen struct {
+		o    Origin
+		msgs []tea.Msg
+	}
+	ch := make(chan seen, 4)
+	d := New(counter{}, &Options{Hooks: Hooks{OnApplied: func(o Origin, msgs []tea.Msg) { ch <- seen{o, msgs} }}})
+	defer d.Close()
+	o := Origin{Kind: OriginHuman, Name: "t"}
+	if err := d.Call(context.Background(), o, inc{2}, nil, inc{3}); err != nil {
+		t.Fatal(err)
+	}
+	got := <-ch
+	if got.o != o || len(got.msgs) != 2 {
+		t.Fatalf("OnApplied(%v, %v)", got.o, got.msgs)
+	}
+	// A rolled-back envelope reports nothing.
+	_ = d.Call(context.Background(), o, inc{1}, boom{})
+	select {
+	case s := <-ch:
+		t.Fatalf("rolled-back envelope reported %v", s)
+	default:
+	}
+}

@@ -251,7 +251,11 @@ func (b *Bridge) revoke(c *conn) {
 // authenticate returns the session named by the path whose token the
 // request carries, or nil.
 func (b *Bridge) authenticate(r *http.Request) *session.Session {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	// RFC 6750: "Bearer" (any case), one space, the token.
+	tok := ""
+	if scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		tok = t
+	}
 	se, ok := b.sessions.Get(r.PathValue("id"))
 	if !ok {
 		subtle.ConstantTimeCompare([]byte(tok), []byte(dummyToken))

@@ -196,12 +196,12 @@ func (b BarChart) Render(rc RenderContext) string {
 	labW, valW := 0, 0
 	for i, bar := range bars {
 		labels[i] = dwClean(bar.Label)
-		labW = max(labW, dwWidth(labels[i]))
+		labW = max(labW, lineWidth(labels[i]))
 		values[i] = "n/a"
 		if dwFinite(bar.Value) {
 			values[i] = dwNum(bar.Value)
 		}
-		valW = max(valW, dwWidth(values[i]))
+		valW = max(valW, lineWidth(values[i]))
 	}
 	labW = min(labW, max(1, w/3))
 	bw := w - valW - 1
@@ -428,7 +428,7 @@ func dwAxis(w, h int, lo, hi float64) (labels map[int]string, labW, pw int) {
 		labels[0] = dwNum(hi) // after lo, so that it wins when h is 1
 	}
 	for _, l := range labels {
-		labW = max(labW, dwWidth(l))
+		labW = max(labW, lineWidth(l))
 	}
 	if pw = w - labW - 1; pw < 4 {
 		return nil, 0, w
@@ -447,7 +447,7 @@ func dwXLabels(lines []string, th *Theme, left, right string, labW, pw int) []st
 		axis = strings.Repeat(" ", labW) + "└" + axis
 	}
 	lines = append(lines, th.Muted.Render(axis))
-	lw, rw := dwWidth(left), dwWidth(right)
+	lw, rw := lineWidth(left), lineWidth(right)
 	switch {
 	case right == "" && lw <= pw:
 		lines = append(lines, th.Muted.Render(indent+left))
@@ -473,7 +473,7 @@ func dwLegend(lines []string, th *Theme, n int, name func(int) string, w int) []
 			label = "#" + strconv.Itoa(i+1)
 		}
 		b.WriteString(th.Accent.Render(chartGlyphs[i%len(chartGlyphs)]) + " " + label)
-		if dwWidth(b.String()) > w {
+		if lineWidth(b.String()) > w {
 			break // the rest would be cut anyway
 		}
 	}
@@ -522,7 +522,7 @@ func (p *dwPlot) lines(th *Theme, labels map[int]string, labW int) []string {
 			if ok {
 				axis = "┤"
 			}
-			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-dwWidth(label)) + label + axis))
+			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-lineWidth(label)) + label + axis))
 		}
 		cells := p.cells[r*p.w : (r+1)*p.w]
 		for c := 0; c < len(cells); {

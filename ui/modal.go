@@ -134,7 +134,7 @@ func (m Modal) Render(rc RenderContext) string {
 	if rc.Focused {
 		confirmStyle = th.Highlight.Bold(true)
 	}
-	cw, dw := dwWidth(confirm), dwWidth(dismiss)
+	cw, dw := lineWidth(confirm), lineWidth(dismiss)
 	y0 := len(content)
 	if framed {
 		y0++ // the top border
@@ -163,7 +163,7 @@ func (m Modal) Render(rc RenderContext) string {
 	}
 	lines := make([]string, 0, len(content)+2)
 	if t := dwTrunc(title, iw-2); t != "" {
-		fill := iw - 1 - dwWidth(t) // "╔═ " title " " fill "╗" is w = iw+4 cells
+		fill := iw - 1 - lineWidth(t) // "╔═ " title " " fill "╗" is w = iw+4 cells
 		lines = append(lines, border.Render("╔═ ")+th.Title.Render(t)+border.Render(" "+strings.Repeat("═", max(0, fill))+"╗"))
 	} else {
 		lines = append(lines, border.Render("╔"+strings.Repeat("═", iw+2)+"╗"))

@@ -172,13 +172,13 @@ func (s Scrubber) Render(rc RenderContext) string {
 	// Room for the label: what is left after the glyph, the suffix and a
 	// short bar.
 	label := dwClean(s.Label)
-	if room := w - 2 - dwWidth(suffix) - minBar - 1; label != "" && room >= 1 {
+	if room := w - 2 - lineWidth(suffix) - minBar - 1; label != "" && room >= 1 {
 		label = dwTrunc(label, room) + " "
 	} else {
 		label = ""
 	}
-	prefixW := 2 + dwWidth(label)
-	bw := w - prefixW - dwWidth(suffix)
+	prefixW := 2 + lineWidth(label)
+	bw := w - prefixW - lineWidth(suffix)
 	if bw < 1 {
 		suffix = ""
 		bw = w - prefixW

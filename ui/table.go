@@ -365,7 +365,7 @@ func dwClean(s string) string {
 	for _, r := range s {
 		switch {
 		case r == '\t':
-			col += dwWidth(b.String()[seg:])
+			col += lineWidth(b.String()[seg:])
 			n := 8 - col%8
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
@@ -380,33 +380,10 @@ func dwClean(s string) string {
 	return b.String()
 }
 
-// dwWidth is [lipgloss.Width] for one line, with a fast path for
-// printable ASCII styled with CSI sequences, which is most of what the
-// widgets draw (grapheme segmentation dominates the cost of big tables).
-func dwWidth(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 0x20 && c < 0x7f:
-			n++
-		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
-			// Skip parameter and intermediate bytes up to the final byte.
-			for i += 2; i < len(s) && s[i] >= 0x20 && s[i] < 0x40; i++ {
-			}
-			if i >= len(s) || s[i] > 0x7e {
-				return lipgloss.Width(s)
-			}
-		default:
-			return lipgloss.Width(s)
-		}
-	}
-	return n
-}
 
 // dwTrunc is [Truncate] with the fast width check.
 func dwTrunc(s string, w int) string {
-	if w > 0 && dwWidth(s) <= w {
+	if w > 0 && lineWidth(s) <= w {
 		return s
 	}
 	return Truncate(s, w)
@@ -419,7 +396,7 @@ func dwFit(s string, w int) string {
 		return ""
 	}
 	s = dwTrunc(s, w)
-	return s + strings.Repeat(" ", max(0, w-dwWidth(s)))
+	return s + strings.Repeat(" ", max(0, w-lineWidth(s)))
 }
 
 // dwJoin joins lines, cutting any line wider than w cells: the last guard

@@ -380,7 +380,6 @@ func dwClean(s string) string {
 	return b.String()
 }
 
-
 // dwTrunc is [Truncate] with the fast width check.
 func dwTrunc(s string, w int) string {
 	if w > 0 && lineWidth(s) <= w {

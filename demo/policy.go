@@ -6,7 +6,8 @@ import "github.com/raxol-ssh/raxol-ssh/authz"
 // declared here so that the default run boots (an operator's
 // --mcp-allowed-tools or --mcp-policy replaces it): reads and ordinary
 // writes are allowed; confirming a restart, the demo's destructive action,
-// and pressing keys in the human's terminal are asked of the human.
+// and pressing keys in the human's terminal are asked of the human; the
+// headless-session tools of /mcp are allowed to API key holders.
 func ToolPolicy() authz.Func {
 	f, err := authz.Rules([]authz.Rule{
 		{Match: Name + "." + IDModal + ".confirm", Decision: authz.KindAsk, Prompt: "Restart the selected service? Its in-flight requests will fail."},
@@ -14,6 +15,12 @@ func ToolPolicy() authz.Func {
 		{Match: Name + ".**", Decision: authz.KindAllow},
 		{Match: "raxol_screenshot", Decision: authz.KindAllow},
 		{Match: "discover_tools", Decision: authz.KindAllow},
+		// The server-level /mcp endpoint (served only with --api-keys,
+		// the operator's opt-in): agents holding a key may start, list and
+		// stop their own headless sessions.
+		{Match: "raxol_start", Decision: authz.KindAllow},
+		{Match: "raxol_stop", Decision: authz.KindAllow},
+		{Match: "raxol_list", Decision: authz.KindAllow},
 	})
 	if err != nil {
 		panic("demo: invalid tool policy: " + err.Error()) // a programming error, caught by tests

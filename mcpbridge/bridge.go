@@ -154,11 +154,11 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			b.opts.Metrics.MCPRejected(reason)
 			writeError(w, code, msg)
 		}
-		if !b.originAllowed(r) {
+		if !OriginAllowed(r, b.opts.TrustedOrigins) {
 			reject(http.StatusForbidden, "origin", "cross-origin request refused")
 			return
 		}
-		if !b.hostAllowed(r) {
+		if !HostAllowed(r, b.opts.AllowedHosts) {
 			reject(http.StatusForbidden, "host", "Host not allowed on this listener (DNS rebinding protection)")
 			return
 		}
@@ -198,25 +198,22 @@ func opensClient(r *http.Request, sse bool) bool {
 	return r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == ""
 }
 
-// originAllowed refuses requests from another origin (a browser page
-// elsewhere) unless trusted. Requests without Origin (non-browser clients)
-// pass.
-func (b *Bridge) originAllowed(r *http.Request) bool {
+// OriginAllowed refuses requests from another origin (a browser page
+// elsewhere) unless trusted. Requests without Origin (non-browser
+// clients) pass.
+func OriginAllowed(r *http.Request, trusted []string) bool {
 	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	if slices.Contains(b.opts.TrustedOrigins, origin) {
+	if origin == "" || slices.Contains(trusted, origin) {
 		return true
 	}
 	u, err := url.Parse(origin)
 	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
 }
 
-// hostAllowed protects loopback listeners from DNS rebinding: a request
+// HostAllowed protects loopback listeners from DNS rebinding: a request
 // that arrived on a loopback address must name a loopback host (or one
-// the operator allowed).
-func (b *Bridge) hostAllowed(r *http.Request) bool {
+// in allowed).
+func HostAllowed(r *http.Request, allowed []string) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
 		return true
@@ -229,7 +226,7 @@ func (b *Bridge) hostAllowed(r *http.Request) bool {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") || slices.ContainsFunc(b.opts.AllowedHosts, func(a string) bool { return strings.EqualFold(a, host) || strings.EqualFold(a, r.Host) }) {
+	if strings.EqualFold(host, "localhost") || slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, host) || strings.EqualFold(a, r.Host) }) {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)

@@ -58,6 +58,7 @@ type conn struct {
 	mu         sync.Mutex // protects the following
 	derived    []Derived
 	advertised []string // lens-selected names, session tools included
+	synced     uint64   // snapshot version the registered tools come from
 	registered map[string]bool
 	warned     map[string]bool
 	res        *resources
@@ -199,6 +200,9 @@ func (c *conn) sync() {
 	if len(remove) > 0 {
 		c.server.RemoveTools(remove...)
 	}
+	c.mu.Lock()
+	c.synced = snap.Version
+	c.mu.Unlock()
 	c.res.update(snap)
 }
 

@@ -255,6 +255,7 @@ func TreeJSON(n ui.Node) any {
 func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 	c.mu.Lock()
 	advertised := slices.Clone(c.advertised)
+	synced := c.synced
 	c.mu.Unlock()
 	act := c.sess.Activity()
 	if len(act) > 20 {
@@ -287,10 +288,11 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 		"attached":  attached,
 		"attention": map[string]any{"focus": att.Focus, "hover": att.Hover},
 		"control":   c.sess.Control(),
-		"lens":      map[string]any{"mode": string(c.b.opts.LensMode), "max_tools": c.b.opts.MaxTools, "advertised": advertised},
-		"model":     model,
-		"widgets":   widgets,
-		"recent":    c.sess.Recent(),
-		"activity":  act,
+		// version: the snapshot the advertised tools were derived from.
+		"lens":     map[string]any{"mode": string(c.b.opts.LensMode), "max_tools": c.b.opts.MaxTools, "advertised": advertised, "version": synced},
+		"model":    model,
+		"widgets":  widgets,
+		"recent":   c.sess.Recent(),
+		"activity": act,
 	}
 }

@@ -595,8 +595,8 @@ func (s *Session) Tools() []string {
 // tools from the dispatcher's latest snapshot. Tool calls answer after the
 // fold, but the server updates its tool list (and sends list_changed)
 // asynchronously, so a listing right after a call can be stale. The sync
-// is seen in the raxol://session/context resource: its activity lists the
-// snapshot versions the server has projected.
+// is seen in the raxol://session/context resource: lens.version is the
+// snapshot version the advertised tools were derived from.
 func (s *Session) waitSynced() error {
 	want := s.se.Dispatcher.Snapshot().Version
 	deadline := time.Now().Add(s.cfg.timeout)
@@ -607,16 +607,14 @@ func (s *Session) waitSynced() error {
 			return fmt.Errorf("read %s: %w", mcpbridge.URIContext, err)
 		}
 		var ctx struct {
-			Activity []struct {
+			Lens struct {
 				Version uint64 `json:"version"`
-			} `json:"activity"`
+			} `json:"lens"`
 		}
 		if err := json.Unmarshal([]byte(text), &ctx); err != nil {
 			return fmt.Errorf("decode %s: %w", mcpbridge.URIContext, err)
 		}
-		if n := len(ctx.Activity); n > 0 {
-			last = ctx.Activity[n-1].Version
-		}
+		last = ctx.Lens.Version
 		if last >= want {
 			return nil
 		}

@@ -148,6 +148,23 @@ type Options struct {
 	// MCPApprovalTimeout is how long a call waits for the human's approval
 	// before it is denied; default 45s.
 	MCPApprovalTimeout time.Duration
+	// APIKeysFile (--api-keys) lists the operator-issued API keys of the
+	// server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list),
+	// one a line, '#' comments allowed. Empty: /mcp is not served (404).
+	APIKeysFile string
+	// HeadlessIdleTimeout ends a session started by raxol_start after this
+	// long with nobody attached and no change; default 30m.
+	HeadlessIdleTimeout time.Duration
+	// ResumeGrace is how long a session lives on, detached, after its
+	// owner's last terminal dropped (closed without ctrl+c), for the owner
+	// to get it back with `resume <id>` or the picker at their next login.
+	// Zero or negative: a dropped owner ends the session at once, as a
+	// library client's Close cannot be told from a dropped link. The
+	// raxol-ssh command defaults to DefaultResumeGrace (--resume-grace).
+	ResumeGrace time.Duration
+	// JoinTimeout is how long a join request waits for the owner's answer
+	// before it is refused; default 60s.
+	JoinTimeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to a fresh metrics.New().
@@ -170,8 +187,11 @@ type Server struct {
 	admit    *admission
 	bridge   *mcpbridge.Bridge
 	policy   authz.Policy
+	headless *headless // /mcp, headless sessions and join codes
 	ssh      *ssh.Server
 	http     *http.Server
+
+	life *lifecycle // sessions' terminals: join, resume, detach
 
 	wg sync.WaitGroup // Serve goroutines and session handlers
 
@@ -218,6 +238,7 @@ func New(app App, opts Options) (*Server, error) {
 		metrics: opts.Metrics,
 		progs:   make(map[*tea.Program]struct{}),
 	}
+	s.life = newLifecycle(s)
 
 	switch opts.Env {
 	case EnvDev, EnvProd:
@@ -250,6 +271,7 @@ func New(app App, opts Options) (*Server, error) {
 		OnEnd: func(se *session.Session) {
 			s.metrics.SessionsOpen.Dec()
 			s.bridge.SessionEnded(se.ID)
+			s.life.sessionEnded(se)
 		},
 		Dispatcher: &dispatcher.Options{
 			Logger: opts.Logger,
@@ -260,23 +282,16 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
-	tool, read := app.ToolPolicy, app.ReadPolicy
-	if opts.ToolAuthorizer != nil {
-		tool = opts.ToolAuthorizer
-	}
-	if opts.ReadAuthorizer != nil {
-		read = opts.ReadAuthorizer
-	}
-	policy, err := authz.Resolve(authz.Config{
-		Env:          opts.Env,
-		AllowedTools: opts.MCPAllowedTools,
-		AllowedReads: opts.MCPAllowedReads,
-		PolicyFile:   opts.MCPPolicyFile,
-		Tool:         tool,
-		Read:         read,
-	})
+	mode, err := lens.ParseMode(opts.MCPLensMode)
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, fmt.Errorf("server: --mcp-lens-mode: %w", err)
+	}
+	if opts.MCPMaxTools < 0 {
+		return nil, fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
+	}
+	policy, err := resolvePolicy(app, opts)
+	if err != nil {
+		return nil, err
 	}
 	// The MCP endpoints are served on the network: refuse to start
 	// without a tool policy and a read policy someone chose.
@@ -287,12 +302,8 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.policy = policy
-	mode, err := lens.ParseMode(opts.MCPLensMode)
-	if err != nil {
-		return nil, fmt.Errorf("server: --mcp-lens-mode: %w", err)
-	}
-	if opts.MCPMaxTools < 0 {
-		return nil, fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
+	if s.headless, err = s.newHeadless(); err != nil {
+		return nil, err
 	}
 	s.bridge = mcpbridge.New(s.sessions, mcpbridge.Options{
 		Namespace:          app.Name,
@@ -315,6 +326,7 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/sessions/", s.bridge)
+	mux.Handle("/mcp", s.headless)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -429,6 +441,7 @@ func (s *Server) logPosture() {
 		"idle_timeout", l.IdleTimeout,
 		"max_session_duration", l.MaxSessionDuration,
 		"mcp_policy", s.policy.Describe,
+		"headless_mcp", s.headless.posture(),
 		"host_key", s.hostKey.Path,
 		"host_key_fingerprint", s.hostKey.Fingerprint(),
 	)
@@ -470,8 +483,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		})
 	}
 	var errs []error
+	// Detached sessions end with the rest; waiting joins give up.
+	s.life.close()
 	// MCP clients first: a hanging SSE stream would hold the HTTP drain.
 	s.bridge.Close()
+	s.headless.close()
 	if started {
 		if err := s.ssh.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("ssh drain: %w", err))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -93,194 +94,493 @@ func (e *ending) get() (outcome, reason string) {
 	return e.outcome, e.reason
 }
 
-// handle is the only SSH middleware: it admits the session, runs one
-// program for it, and logs one line when it ends. It never calls next:
-// there is nothing after it.
+// handle is the only SSH middleware: it admits the connection, runs what
+// its command asks (a new session, the picker of detached sessions, join
+// or resume; see lifecycle.go), and logs one line when it ends. It never
+// calls next: there is nothing after it.
 func (s *Server) handle(ssh.Handler) ssh.Handler {
 	return func(sess ssh.Session) {
 		s.wg.Add(1)
 		defer s.wg.Done()
-		start := time.Now()
-		var end ending
-		pty, winCh, hasPty := sess.Pty()
-		fp := ""
-		if k := sess.PublicKey(); k != nil {
-			fp = gossh.FingerprintSHA256(k)
-		}
-		defer func() {
-			outcome, reason := end.get()
-			if outcome == "" {
-				outcome = metrics.OutcomeOK
-			}
-			s.metrics.Connection(outcome)
-			s.log.Info("ssh session ended",
-				"remote", sess.RemoteAddr().String(),
-				"user", sess.User(),
-				"key", fp,
-				"term", pty.Term,
-				"size", fmt.Sprintf("%dx%d", pty.Window.Width, pty.Window.Height),
-				"duration", time.Since(start).Round(time.Millisecond),
-				"outcome", outcome,
-				"reason", reason,
-			)
-		}()
+		c := s.newConn(sess)
+		defer c.logEnd()
 		defer s.hangUpIfDraining(sess)
-		refuse := func(outcome, reason string) {
-			end.set(outcome, reason)
-			wish.Fatalln(sess, "raxol-ssh: "+reason)
-		}
+		defer c.exit()
+		defer c.stopAll()
 
 		if reason, ok := sess.Context().Value(rejectKey).(string); ok {
-			refuse(metrics.OutcomeRejected, reason)
+			c.end.set(metrics.OutcomeRejected, reason)
 			return
 		}
-		if !hasPty {
-			refuse(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
+		if !c.hasPty {
+			c.end.set(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
 			return
 		}
 		if s.isDraining() {
-			refuse(metrics.OutcomeShutdown, "the server is stopping")
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 			return
 		}
-		owner := session.Owner{User: sess.User(), KeyFingerprint: fp, RemoteAddr: sess.RemoteAddr().String()}
-		se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
-		if err != nil {
-			refuse(metrics.OutcomeError, "could not start a session")
-			s.log.Error("session start failed", "err", err)
-			return
-		}
-		if !ok {
-			s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-			refuse(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
-			return
-		}
-		s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
-		defer s.sessions.End(se.ID)
-		_, detach := se.Attach(session.KindTerminal, owner.User)
-		defer detach()
+		c.start()
 
-		environ := append(sess.Environ(), "TERM="+pty.Term)
-		model := tui.New(se, tui.Options{
-			Terminal:     owner.User,
-			BaseURL:      s.publicURL(),
-			Output:       s.metrics.CountingWriter(sess),
-			Environ:      environ,
-			ColorProfile: colorprofile.Env(environ),
-			Width:        pty.Window.Width,
-			Height:       pty.Window.Height,
-			Primary:      true,
-		})
-		defer model.Close()
-		in := &touchReader{r: sess, touch: se.Touch, done: make(chan struct{})}
-		popts := append(bm.MakeOptions(sess),
-			tea.WithInput(in),
-			// The tui draws its own frames on demand (zero work while
-			// idle); Bubble Tea's renderer would redraw from a 60 Hz ticker
-			// in every session. Its ticker still runs without a renderer,
-			// only to flush its own output, so it runs at 1 Hz into a
-			// discarded writer: with no renderer it writes nothing we need.
-			tea.WithoutRenderer(),
-			tea.WithFPS(1),
-			tea.WithOutput(io.Discard),
-			tea.WithoutSignalHandler(),
-		)
-		p := tea.NewProgram(model, popts...)
-		untrack, ok := s.track(p)
-		if !ok {
-			refuse(metrics.OutcomeShutdown, "the server is stopping")
-			return
-		}
-		defer untrack()
-
-		stop := func(outcome, reason string) {
-			if end.set(outcome, reason) {
-				go p.Quit()
-			}
-		}
-		idle := s.opts.Limits.IdleTimeout
-		var idleTimer *time.Timer
-		idleTimer = time.AfterFunc(idle, func() {
-			if since := time.Since(se.LastInput()); since < idle {
-				idleTimer.Reset(idle - since)
-				return
-			}
-			stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
-		})
-		defer idleTimer.Stop()
-		maxTimer := time.AfterFunc(s.opts.Limits.MaxSessionDuration, func() {
-			stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", s.opts.Limits.MaxSessionDuration))
-		})
-		defer maxTimer.Stop()
-
-		ctx, cancel := context.WithCancel(sess.Context())
-		se.SetKeySink(func(agent string, keys []string) error {
-			res := make(chan error, 1)
-			go p.Send(tui.AgentKeysMsg{Agent: agent, Keys: keys, Result: res}) // a no-op once the program ended
-			select {
-			case err := <-res:
-				return err
-			case <-ctx.Done():
-				return session.ErrNoTerminal
-			case <-time.After(5 * time.Second):
-				return errors.New("the terminal did not take the keys within 5s")
-			}
-		})
-		defer se.SetKeySink(nil)
-		se.SetApprovalSink(func(actx context.Context, req session.ApprovalRequest) (session.Approval, error) {
-			reply := make(chan session.Approval, 1)
-			go p.Send(tui.ApprovalMsg{Req: req, Reply: reply}) // a no-op once the program ended
-			select {
-			case a := <-reply:
-				return a, nil
-			case <-actx.Done():
-				go p.Send(tui.WithdrawApprovalMsg{ID: req.ID})
-				return session.Refused, actx.Err()
-			case <-ctx.Done():
-				return session.Refused, session.ErrNoTerminal
-			}
-		})
-		defer se.SetApprovalSink(nil)
-		forwarded := make(chan struct{})
-		go func() {
-			defer close(forwarded)
-			for {
-				select {
-				case <-ctx.Done():
-					p.Quit()
-					return
-				case <-in.done:
-					// The client closed the session (or its input) but may
-					// keep the connection, e.g. an OpenSSH ControlMaster:
-					// nothing can reach the program any more.
-					p.Quit()
-					return
-				case w := <-winCh:
-					p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
-				}
-			}
-		}()
-		_, runErr := p.Run()
-		p.Kill()
-		cancel()
-		<-forwarded
-		model.Close() // restore the terminal before any last words
-
-		if s.isDraining() {
-			end.set(metrics.OutcomeShutdown, "the server is stopping")
-		}
-		outcome, reason := end.get()
+		cmd := sess.Command()
 		switch {
-		case outcome != "":
-			fmt.Fprintln(sess.Stderr(), "raxol-ssh: "+reason)
-			_ = sess.Exit(1)
-		case runErr != nil && sess.Context().Err() == nil:
-			end.set(metrics.OutcomeError, "the terminal program failed")
-			s.log.Warn("terminal program failed", "err", runErr)
-			_ = sess.Exit(1)
+		case len(cmd) == 0:
+			s.login(c)
+		case len(cmd) == 2 && cmd[0] == "resume":
+			s.attachCmd(c, "resume", cmd[1], "")
+		case (len(cmd) == 2 || len(cmd) == 3) && cmd[0] == "join":
+			code := ""
+			if len(cmd) == 3 {
+				code = cmd[2]
+			}
+			s.attachCmd(c, "join", cmd[1], code)
 		default:
-			_ = sess.Exit(0)
+			c.end.set(metrics.OutcomeRejected, "unknown command; connect without one for a new session, or with `join <session-id> [code]` or `resume <session-id>`")
+		}
+		if s.isDraining() {
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 		}
 	}
+}
+
+// login starts a new session for a plain shell login, after offering the
+// owner's detached sessions, if any.
+func (s *Server) login(c *conn) {
+	if c.fp != "" {
+		if list := s.life.detachedFor(c.ownerKey()); len(list) > 0 {
+			id, ok := s.pick(c, list)
+			if !ok {
+				return
+			}
+			if id != "" {
+				s.attachCmd(c, "resume", id, "")
+				return
+			}
+		}
+	}
+	owner := session.Owner{User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
+	se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
+	if err != nil {
+		if errors.Is(err, session.ErrClosed) {
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			return
+		}
+		c.end.set(metrics.OutcomeError, "could not start a session")
+		s.log.Error("session start failed", "err", err)
+		return
+	}
+	if !ok {
+		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
+		c.end.set(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
+		return
+	}
+	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
+	ls, ok := s.life.add(se)
+	if !ok {
+		s.sessions.End(se.ID)
+		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		return
+	}
+	s.runTerminal(c, ls, tui.RoleOwner)
+}
+
+// runTerminal attaches the connection to ls as a terminal with role and
+// runs it until it ends.
+func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
+	t := newTerminal(c, role)
+	if !s.life.reserve(ls, t) {
+		if s.isDraining() {
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		}
+		c.end.set(metrics.OutcomeRejected, noSuchSession) // it ended meanwhile
+		return
+	}
+	se := ls.se
+	c.attached(se, role)
+	name := c.user
+	if role != tui.RoleOwner {
+		name += " (" + role.String() + ")"
+	}
+	_, detach := se.Attach(session.KindTerminal, name)
+	defer detach()
+
+	environ := append(c.sess.Environ(), "TERM="+c.pty.Term)
+	w, h := c.size()
+	model := tui.New(se, tui.Options{
+		Terminal:     c.user,
+		BaseURL:      s.publicURL(),
+		Output:       s.metrics.CountingWriter(c.sess),
+		Environ:      environ,
+		ColorProfile: colorprofile.Env(environ),
+		Width:        w,
+		Height:       h,
+		Primary:      t.startPrimary,
+		Role:         role,
+	})
+	defer model.Close() // restore the terminal before any last words
+	tm := &termModel{inner: model, se: se}
+	in := c.newInput()
+	popts := append(bm.MakeOptions(c.sess),
+		tea.WithInput(in),
+		tea.WithWindowSize(w, h),
+		// The tui draws its own frames on demand (zero work while
+		// idle); Bubble Tea's renderer would redraw from a 60 Hz ticker
+		// in every session. Its ticker still runs without a renderer,
+		// only to flush its own output, so it runs at 1 Hz into a
+		// discarded writer: with no renderer it writes nothing we need.
+		tea.WithoutRenderer(),
+		tea.WithFPS(1),
+		tea.WithOutput(io.Discard),
+		tea.WithoutSignalHandler(),
+	)
+	p := tea.NewProgram(tm, popts...)
+	untrack, ok := s.track(p)
+	if !ok {
+		c.closeInput(in)
+		t.end()
+		s.life.leave(ls, t, false)
+		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		return
+	}
+	s.life.ready(ls, t, p)
+	runErr := c.run(p, in)
+	untrack()
+	t.end()
+	quit := tm.quit.Load()
+	if runErr != nil && !quit && !c.gone() {
+		c.end.set(metrics.OutcomeError, "the terminal program failed")
+		s.log.Warn("terminal program failed", "err", runErr)
+	}
+	s.life.leave(ls, t, quit)
+}
+
+// conn is one SSH session (channel) with a terminal: the connection's
+// input, window size, limits and ending.
+type conn struct {
+	s      *Server
+	sess   ssh.Session
+	pty    ssh.Pty
+	winCh  <-chan ssh.Window
+	hasPty bool
+	user   string
+	fp     string // "" without a proven key
+	remote string
+	begin  time.Time
+	end    ending
+
+	// ctx ends with the connection, or when stop is called.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	lastInput atomic.Int64 // unix nanoseconds
+	se        atomic.Pointer[session.Session]
+	inputDone chan struct{} // closed when the client's input ended
+	wg        sync.WaitGroup
+	timers    []*time.Timer
+
+	mu      sync.Mutex // protects the following
+	win     ssh.Window
+	prog    *tea.Program   // the program running now, or nil
+	in      *io.PipeWriter // where input goes now, or nil
+	command string
+	sid     string
+	role    string
+}
+
+func (s *Server) newConn(sess ssh.Session) *conn {
+	pty, winCh, hasPty := sess.Pty()
+	c := &conn{
+		s:         s,
+		sess:      sess,
+		pty:       pty,
+		winCh:     winCh,
+		hasPty:    hasPty,
+		user:      sess.User(),
+		remote:    sess.RemoteAddr().String(),
+		begin:     time.Now(),
+		win:       pty.Window,
+		inputDone: make(chan struct{}),
+		command:   "login",
+	}
+	if k := sess.PublicKey(); k != nil {
+		c.fp = gossh.FingerprintSHA256(k)
+	}
+	if cmd := sess.Command(); len(cmd) > 0 {
+		c.command = cmd[0]
+	}
+	c.ctx, c.cancel = context.WithCancel(sess.Context())
+	c.lastInput.Store(c.begin.UnixNano())
+	return c
+}
+
+// ownerKey is the connecting client's identity as a session owner.
+func (c *conn) ownerKey() string {
+	return session.Owner{User: c.user, KeyFingerprint: c.fp}.Key()
+}
+
+// isOwnerOf reports whether the client is se's owner: the same user and
+// the same proven key. A client without a key never is.
+func (c *conn) isOwnerOf(se *session.Session) bool {
+	return c.fp != "" && se.Owner.KeyFingerprint != "" && se.Owner.Key() == c.ownerKey()
+}
+
+// limitKey identifies the client for the join rate limit: its key, or
+// its user and address without one.
+func (c *conn) limitKey() string {
+	if c.fp != "" {
+		return "key\x00" + c.fp
+	}
+	return "user\x00" + c.user + "\x00" + hostOf(c.sess.RemoteAddr())
+}
+
+func (c *conn) attached(se *session.Session, role tui.Role) {
+	c.se.Store(se)
+	se.Touch()
+	c.mu.Lock()
+	c.sid, c.role = se.ID, role.String()
+	c.mu.Unlock()
+}
+
+// start runs the connection's input pump and window watcher, and its
+// idle and maximum duration limits.
+func (c *conn) start() {
+	s := c.s
+	// The pump reads the client's input for as long as the channel is
+	// open, past the end of the handler; the server's WaitGroup joins it.
+	s.wg.Go(c.pump)
+	c.wg.Go(c.watchWindow)
+
+	idle := s.opts.Limits.IdleTimeout
+	var idleTimer *time.Timer
+	idleTimer = time.AfterFunc(idle, func() {
+		if since := time.Since(time.Unix(0, c.lastInput.Load())); since < idle {
+			idleTimer.Reset(idle - since)
+			return
+		}
+		c.stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
+	})
+	maxTimer := time.AfterFunc(s.opts.Limits.MaxSessionDuration, func() {
+		c.stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", s.opts.Limits.MaxSessionDuration))
+	})
+	c.timers = []*time.Timer{idleTimer, maxTimer}
+}
+
+// stopAll stops the limits and the window watcher.
+func (c *conn) stopAll() {
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	c.cancel()
+	c.wg.Wait()
+}
+
+// stop ends the connection's program with outcome and reason, unless it is
+// already ending for another reason.
+func (c *conn) stop(outcome, reason string) {
+	if c.end.set(outcome, reason) {
+		c.cancel()
+	}
+}
+
+// gone reports whether the client went away: the connection or its input
+// ended.
+func (c *conn) gone() bool {
+	select {
+	case <-c.inputDone:
+		return true
+	default:
+		return c.sess.Context().Err() != nil
+	}
+}
+
+// pump copies the client's input to the running program.
+func (c *conn) pump() {
+	defer close(c.inputDone)
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := c.sess.Read(buf)
+		if n > 0 {
+			c.lastInput.Store(time.Now().UnixNano())
+			if se := c.se.Load(); se != nil {
+				se.Touch()
+			}
+			c.mu.Lock()
+			w := c.in
+			c.mu.Unlock()
+			if w != nil {
+				// Fails once that program's input is closed: what it did
+				// not read is dropped with it.
+				_, _ = w.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			// The client closed the session (or its input) but may keep
+			// the connection, e.g. an OpenSSH ControlMaster: nothing can
+			// reach the program any more (run quits it).
+			return
+		}
+	}
+}
+
+// watchWindow forwards window size changes to the running program.
+func (c *conn) watchWindow() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case w, ok := <-c.winCh:
+			if !ok {
+				return
+			}
+			c.mu.Lock()
+			c.win = w
+			p := c.prog
+			c.mu.Unlock()
+			if p != nil {
+				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+			}
+		}
+	}
+}
+
+func (c *conn) size() (w, h int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.win.Width, c.win.Height
+}
+
+// newInput returns the input of the next program: what the client types
+// from now on.
+func (c *conn) newInput() *io.PipeReader {
+	r, w := io.Pipe()
+	c.mu.Lock()
+	c.in = w
+	c.mu.Unlock()
+	return r
+}
+
+// closeInput ends a program's input; the pump drops what it was writing.
+func (c *conn) closeInput(r *io.PipeReader) {
+	c.mu.Lock()
+	c.in = nil
+	c.mu.Unlock()
+	_ = r.Close()
+}
+
+// run runs p, which reads in, until it quits, the client goes away or
+// stop is called.
+func (c *conn) run(p *tea.Program, in *io.PipeReader) error {
+	c.mu.Lock()
+	c.prog = p
+	c.mu.Unlock()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-c.ctx.Done():
+			p.Quit()
+		case <-c.inputDone:
+			p.Quit()
+		case <-done:
+		}
+	})
+	_, err := p.Run()
+	p.Kill()
+	close(done)
+	wg.Wait()
+	c.mu.Lock()
+	c.prog = nil
+	c.mu.Unlock()
+	c.closeInput(in)
+	return err
+}
+
+// readLine reads a line the client types after prompt, echoing it, until
+// enter. ok is false when ctx ends, the client leaves or presses ctrl+c.
+func (c *conn) readLine(ctx context.Context, prompt string) (line string, ok bool) {
+	out := c.sess.Stderr()
+	fmt.Fprint(out, prompt)
+	in := c.newInput()
+	type result struct {
+		line string
+		ok   bool
+	}
+	res := make(chan result, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var buf []byte
+		b := make([]byte, 1)
+		for {
+			if _, err := in.Read(b); err != nil {
+				res <- result{}
+				return
+			}
+			switch ch := b[0]; {
+			case ch == '\r' || ch == '\n':
+				res <- result{string(buf), true}
+				return
+			case ch == 3 || ch == 4: // ctrl+c, ctrl+d
+				res <- result{}
+				return
+			case ch == 0x7f || ch == '\b':
+				if len(buf) > 0 {
+					buf = buf[:len(buf)-1]
+					_, _ = io.WriteString(out, "\b \b")
+				}
+			case ch >= 0x20 && len(buf) < 64:
+				buf = append(buf, ch)
+				_, _ = out.Write(b)
+			}
+		}
+	})
+	var r result
+	select {
+	case r = <-res:
+	case <-ctx.Done():
+	case <-c.inputDone:
+	}
+	c.closeInput(in)
+	wg.Wait()
+	fmt.Fprintln(out)
+	return r.line, r.ok
+}
+
+// exit tells the client why the connection ends, if there is a reason,
+// and sends the exit status: 0 for a normal end.
+func (c *conn) exit() {
+	outcome, reason := c.end.get()
+	if reason != "" {
+		fmt.Fprintln(c.sess.Stderr(), "raxol-ssh: "+reason)
+	}
+	code := 0
+	if outcome != "" && outcome != metrics.OutcomeOK {
+		code = 1
+	}
+	_ = c.sess.Exit(code)
+}
+
+func (c *conn) logEnd() {
+	outcome, reason := c.end.get()
+	if outcome == "" {
+		outcome = metrics.OutcomeOK
+	}
+	c.s.metrics.Connection(outcome)
+	c.mu.Lock()
+	command, sid, role := c.command, c.sid, c.role
+	c.mu.Unlock()
+	c.s.log.Info("ssh session ended",
+		"remote", c.remote,
+		"user", c.user,
+		"key", c.fp,
+		"term", c.pty.Term,
+		"size", fmt.Sprintf("%dx%d", c.pty.Window.Width, c.pty.Window.Height),
+		"command", command,
+		"session", sid,
+		"role", role,
+		"duration", time.Since(c.begin).Round(time.Millisecond),
+		"outcome", outcome,
+		"reason", reason,
+	)
 }
 
 // hangUpGrace is how long a client whose session ended during a drain
@@ -306,24 +606,4 @@ func (s *Server) hangUpIfDraining(sess ssh.Session) {
 			_ = c.Close()
 		}
 	}
-}
-
-// touchReader records input time on every read from the client, and
-// closes done when the client's input ends.
-type touchReader struct {
-	r     io.Reader
-	touch func()
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (t *touchReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 {
-		t.touch()
-	}
-	if err != nil {
-		t.once.Do(func() { close(t.done) })
-	}
-	return n, err
 }

@@ -37,6 +37,9 @@ func main() {
 // run parses args and the environment, serves until ctx is done, and
 // returns the process exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "mcp" {
+		return runMCP(ctx, args[1:], getenv, stderr, nil)
+	}
 	opts, logCfg, err := parse(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -78,8 +81,9 @@ func newLogger(w io.Writer, c logConfig) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, ho))
 }
 
-// parse turns flags and RAXOL_* variables into server options.
-func parse(args []string, getenv func(string) string, stderr io.Writer) (server.Options, logConfig, error) {
+// parse turns flags and RAXOL_* variables into server options. extra
+// adds a subcommand's own flags.
+func parse(args []string, getenv func(string) string, stderr io.Writer, extra ...func(*flag.FlagSet)) (server.Options, logConfig, error) {
 	var o server.Options
 	var lc logConfig
 	var logLevel string
@@ -101,6 +105,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	fs.IntVar(&o.Limits.MaxAuthFailures, "max-auth-failures", 10, "failed SSH logins one address may make per --auth-failure-window before it is refused")
 	fs.DurationVar(&o.Limits.AuthFailureWindow, "auth-failure-window", 5*60e9, "window of --max-auth-failures")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
+	fs.DurationVar(&o.ResumeGrace, "resume-grace", server.DefaultResumeGrace, "how long a session lives on after its owner's connection drops, for 'ssh -t resume <id>' (0 ends it at once)")
 	fs.StringVar(&o.MCPLensMode, "mcp-lens-mode", "focused", "focus lens mode for MCP tool lists: focused, hover or all")
 	fs.IntVar(&o.MCPMaxTools, "mcp-max-tools", 15, "how many tools the focus lens advertises to agents")
 	var allowedTools, allowedReads, trustedOrigins, allowedHosts listFlag
@@ -113,6 +118,11 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	fs.IntVar(&o.MCPMaxClients, "mcp-max-clients", 8, "agents that may attach to one session")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.APIKeysFile, "api-keys", "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
+	fs.DurationVar(&o.HeadlessIdleTimeout, "headless-idle-timeout", 30*60e9, "end a session started by raxol_start after this long with nobody attached and no change")
+	for _, f := range extra {
+		f(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, lc, err
 	}
@@ -135,6 +145,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (server.
 	})
 	if err := errors.Join(errs...); err != nil {
 		return o, lc, err
+	}
+	if o.APIKeysFile == "" {
+		o.APIKeysFile = getenv("RAXOL_API_KEYS_FILE")
 	}
 	o.MCPToolCallBurst = int(2 * o.MCPToolCallsPerSecond)
 	o.MCPAllowedTools = allowedTools.list()

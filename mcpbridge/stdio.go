@@ -1,0 +1,121 @@
+package mcpbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/authz"
+)
+
+// StdioConnID is the connection id a policy sees for a client served over
+// [Bridge.ServeTransport]: there is one client, the process that spawned
+// the server.
+const StdioConnID = "default"
+
+// ErrNoSession is returned by [Bridge.ServeTransport] for a session that is
+// not live (or a closed bridge).
+var ErrNoSession = errors.New("mcpbridge: no such live session")
+
+// declared maps the connection ids ServeTransport makes up to the
+// authorization context the server declared for them. authzContext looks
+// here first, so that such a client goes through the very same seams as an
+// HTTP one, with the transport the server (not the client) named.
+var declared sync.Map // string -> authz.Context
+
+// ServeTransport serves session sessionID's MCP server, the same one its
+// HTTP endpoints serve (same tools, resources, middleware and
+// authorization), to one client over t, e.g. mcp.StdioTransport. Policies
+// see the client as authz.Context{ConnID: "default", Transport: transport}
+// (transport is one of the authz.Transport constants, typically
+// authz.TransportStdio). It returns when the client disconnects (nil), when
+// ctx is done (ctx.Err()), or when the session ends or the bridge closes.
+//
+// Serving over a transport the process owns is what exempts it from the
+// network boot gate (authz.Policy.CheckNetworkBoot), which is the caller's
+// business; every other rule binds here as on HTTP.
+func (b *Bridge) ServeTransport(ctx context.Context, sessionID string, t mcp.Transport, transport string) error {
+	se, ok := b.sessions.Get(sessionID)
+	if !ok {
+		return ErrNoSession
+	}
+	c := b.conn(se)
+	if c == nil {
+		return ErrNoSession
+	}
+	if transport == "" {
+		transport = authz.TransportUnknown
+	}
+	id := "transport-" + randomID()
+	declared.Store(id, authz.Context{ConnID: StdioConnID, Transport: transport})
+	defer declared.Delete(id)
+	ss, err := c.server.Connect(ctx, &namedTransport{t: t, id: id}, nil)
+	if err != nil {
+		return fmt.Errorf("mcpbridge: connect %s client: %w", transport, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// declaredContext returns the context the server declared for a
+// connection made by ServeTransport.
+func declaredContext(connID string) (authz.Context, bool) {
+	v, ok := declared.Load(connID)
+	if !ok {
+		return authz.Context{}, false
+	}
+	return v.(authz.Context), true
+}
+
+// namedTransport gives the connections of t a session id of our own, by
+// which authzContext recognizes them.
+type namedTransport struct {
+	t  mcp.Transport
+	id string
+}
+
+func (n *namedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := n.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return namedConn{Connection: c, id: n.id}, nil
+}
+
+// statelessProtocol is the first protocol version without initialize
+// (SEP-2575).
+const statelessProtocol = "2026-07-28"
+
+// SupportsProtocolVersion keeps these clients on the protocol versions the
+// session's HTTP endpoints serve (those with initialize, up to 2025-11-25):
+// presence, subscriptions and approvals are built on an initialized,
+// long-lived client session, and a client must get the same server
+// whichever transport it uses.
+func (n *namedTransport) SupportsProtocolVersion(v string) bool {
+	if pvs, ok := n.t.(mcp.ProtocolVersionSupporter); ok && !pvs.SupportsProtocolVersion(v) {
+		return false
+	}
+	return v < statelessProtocol
+}
+
+type namedConn struct {
+	mcp.Connection
+	id string
+}
+
+func (n namedConn) SessionID() string { return n.id }

@@ -1,0 +1,723 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/demo"
+)
+
+const (
+	keyA = "key-a-0123456789abcdef0123456789abcdef"
+	keyB = "key-b-fedcba9876543210fedcba9876543210"
+)
+
+// hlLog sends log lines to t.Log while the test runs.
+type hlLog struct {
+	t    testing.TB
+	mu   sync.Mutex
+	done bool
+}
+
+func (w *hlLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// withControl is the demo's tool policy plus rules for the /mcp tools.
+func withControl(start, stop, list authz.Decision) authz.Func {
+	app := demo.ToolPolicy()
+	return func(name string, args map[string]any, ctx authz.Context) authz.Decision {
+		switch name {
+		case ToolStart:
+			return start
+		case ToolStop:
+			return stop
+		case ToolList:
+			return list
+		}
+		return app(name, args, ctx)
+	}
+}
+
+func writeKeys(t *testing.T, keys ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "api_keys")
+	body := "# operator-issued keys\n\n" + strings.Join(keys, "\n") + "\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startHeadlessServer starts a demo server on loopback ports; opts may set
+// anything, the API keys file defaults to keyA and keyB and the tool
+// policy to one allowing the /mcp tools.
+func startHeadlessServer(t *testing.T, opts Options) *Server {
+	t.Helper()
+	opts.SSHAddr, opts.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.DataDir = t.TempDir()
+	if opts.APIKeysFile == "" {
+		opts.APIKeysFile = writeKeys(t, keyA, keyB)
+	}
+	if opts.ToolAuthorizer == nil {
+		opts.ToolAuthorizer = withControl(authz.Allow(), authz.Allow(), authz.Allow())
+	}
+	lw := &hlLog{t: t}
+	opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := New(App{Name: demo.Name, New: demo.New, Projections: demo.Projections(),
+		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !srv.isDraining() {
+			_ = srv.Shutdown(context.Background())
+		}
+		lw.mu.Lock()
+		lw.done = true
+		lw.mu.Unlock()
+	})
+	return srv
+}
+
+type bearerRT string
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func dial(t *testing.T, url, token, name string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT(token)}}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", url, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func control(t *testing.T, srv *Server, key string) *mcp.ClientSession {
+	t.Helper()
+	return dial(t, "http://"+srv.HTTPAddr()+"/mcp", key, "control-agent")
+}
+
+// callTool returns the decoded result and whether it is an error result.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out, res.IsError
+}
+
+func mustCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	out, isErr := callTool(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s: error result %v", name, out)
+	}
+	return out
+}
+
+func listedIDs(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var ids []string
+	for _, e := range mustCall(t, cs, ToolList, nil)["sessions"].([]any) {
+		ids = append(ids, e.(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+func waitUntil(t *testing.T, d time.Duration, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitClosed(t *testing.T, cs *mcp.ClientSession, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { _ = cs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: client not closed", what)
+	}
+}
+
+// TestHeadlessEndToEnd: raxol_start over /mcp, drive the new session
+// through the URL and token it returned, list it, claim its join code,
+// and stop it (its client is closed). Another key sees none of it.
+func TestHeadlessEndToEnd(t *testing.T) {
+	srv := startHeadlessServer(t, Options{})
+	a := control(t, srv, keyA)
+
+	names := toolNames(t, a)
+	for _, n := range []string{ToolStart, ToolStop, ToolList} {
+		if !slices.Contains(names, n) {
+			t.Fatalf("tools/list = %v, lacks %s", names, n)
+		}
+	}
+	res, _ := a.ListTools(context.Background(), nil)
+	for _, tl := range res.Tools {
+		sensitive := tl.Name == ToolStart || tl.Name == ToolStop
+		if got := tl.Annotations.DestructiveHint != nil && *tl.Annotations.DestructiveHint && tl.Meta["sensitive"] == true; got != sensitive {
+			t.Errorf("%s: annotated sensitive %v, want %v", tl.Name, got, sensitive)
+		}
+	}
+
+	started := mustCall(t, a, ToolStart, nil)
+	id, _ := started["id"].(string)
+	se, ok := srv.Sessions().Get(id)
+	if !ok {
+		t.Fatalf("raxol_start returned %v: no such live session", started)
+	}
+	base := "http://" + srv.HTTPAddr() + "/sessions/" + id
+	if started["mcp_url"] != base+"/mcp" || started["sse_url"] != base+"/sse" || started["token"] != se.Token() {
+		t.Fatalf("raxol_start = %v", started)
+	}
+	_, port, _ := strings.Cut(srv.SSHAddr(), ":")
+	if want := fmt.Sprintf("ssh -p %s 127.0.0.1 -t join %s", port, id); started["join_command"] != want {
+		t.Fatalf("join_command = %q, want %q", started["join_command"], want)
+	}
+	code, _ := started["join_code"].(string)
+	if !regexp.MustCompile(`^[23456789ABCDEFGHJKMNPQRSTUVWXYZ]{10}$`).MatchString(code) {
+		t.Fatalf("join_code %q", code)
+	}
+	if se.Owner.User != apiKeyOwner(keySum(keyA)).User || !strings.HasPrefix(se.Owner.User, "api:") || len(se.Owner.User) != 12 {
+		t.Fatalf("owner %+v", se.Owner)
+	}
+
+	// Drive the demo through the session's own endpoint.
+	ag := dial(t, started["mcp_url"].(string), started["token"].(string), "headless-agent")
+	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "from-headless"})
+	got := mustCall(t, ag, "demo.search.get_value", nil)
+	if v := got["result"].(map[string]any)["value"]; v != "from-headless" {
+		t.Fatalf("get_value = %v", got)
+	}
+
+	// raxol_list: the caller's sessions, with who is attached.
+	waitUntil(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the agent's presence")
+	list := mustCall(t, a, ToolList, nil)["sessions"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("raxol_list = %v", list)
+	}
+	entry := list[0].(map[string]any)
+	att := entry["attached"].([]any)
+	if entry["id"] != id || entry["created"] == "" || len(att) != 1 || att[0].(map[string]any)["name"] != "headless-agent 1" {
+		t.Fatalf("raxol_list entry = %v", entry)
+	}
+
+	// Another key: sees nothing, cannot stop it, and gets the same answer
+	// as for an id that never existed.
+	b := control(t, srv, keyB)
+	if ids := listedIDs(t, b); len(ids) != 0 {
+		t.Fatalf("key B lists %v", ids)
+	}
+	other, isErr := callTool(t, b, ToolStop, map[string]any{"id": id})
+	unknown, isErr2 := callTool(t, b, ToolStop, map[string]any{"id": "no-such-session"})
+	if !isErr || !isErr2 || fmt.Sprint(other) != fmt.Sprint(unknown) || other["error"] != "unknown_session" {
+		t.Fatalf("stop of another key's session = %v, of an unknown one = %v", other, unknown)
+	}
+	if _, live := srv.Sessions().Get(id); !live {
+		t.Fatal("another key's raxol_stop ended the session")
+	}
+
+	// A human joins with the code and sees what the agent did; then sees
+	// the agent's next change live. The code works once.
+	human := sshJoin(t, srv.SSHAddr(), "join "+id+" "+strings.ToLower(code))
+	human.waitFor("from-headless")
+	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-join"})
+	human.waitFor("after-join")
+	waitUntil(t, 5*time.Second, func() bool {
+		for _, a := range se.Attached() {
+			if a.Kind == "terminal" {
+				return true
+			}
+		}
+		return false
+	}, "the human's terminal in the session")
+	if srv.claimJoinCode(id, code) {
+		t.Fatal("the join code worked twice")
+	}
+
+	// raxol_stop ends it and closes its client.
+	if out := mustCall(t, a, ToolStop, map[string]any{"id": id}); out["stopped"] != id {
+		t.Fatalf("raxol_stop = %v", out)
+	}
+	waitClosed(t, ag, "the stopped session's agent")
+	human.waitExit()
+	if _, live := srv.Sessions().Get(id); live {
+		t.Fatal("session still live after raxol_stop")
+	}
+	if ids := listedIDs(t, a); len(ids) != 0 {
+		t.Fatalf("raxol_list after stop = %v", ids)
+	}
+	if out, isErr := callTool(t, a, ToolStop, map[string]any{"id": id}); !isErr || fmt.Sprint(out) != fmt.Sprint(unknown) {
+		t.Fatalf("second raxol_stop = %v", out)
+	}
+}
+
+func keySum(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// TestHeadlessEndpointNeedsAnAPIKey: no, a wrong or a malformed key gets
+// 401; a foreign Origin 403; without --api-keys there is no endpoint.
+func TestHeadlessEndpointNeedsAnAPIKey(t *testing.T) {
+	srv := startHeadlessServer(t, Options{})
+	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(addr string, hdr map[string]string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for name, hdr := range map[string]map[string]string{
+		"missing":    nil,
+		"wrong":      {"Authorization": "Bearer " + keyA + "x"},
+		"prefix":     {"Authorization": "Bearer " + keyA[:16]},
+		"not bearer": {"Authorization": "Basic " + keyA},
+		"session token": {"Authorization": "Bearer " + func() string {
+			se, end, err := srv.StartHeadless(apiKeyOwner(keySum(keyB)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(end)
+			return se.Token()
+		}()},
+	} {
+		if code := post(srv.HTTPAddr(), hdr); code != http.StatusUnauthorized {
+			t.Errorf("%s key: status %d, want 401", name, code)
+		}
+	}
+	if code := post(srv.HTTPAddr(), map[string]string{"Authorization": "Bearer " + keyA}); code != http.StatusOK {
+		t.Errorf("right key: status %d, want 200", code)
+	}
+	if code := post(srv.HTTPAddr(), map[string]string{"Authorization": "Bearer " + keyA, "Origin": "http://evil.example"}); code != http.StatusForbidden {
+		t.Errorf("foreign origin: status %d, want 403", code)
+	}
+
+	// Without --api-keys: not served at all, and the posture says so.
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	off, err := New(App{Name: demo.Name, New: demo.New, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+		Options{SSHAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
+			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer off.Shutdown(context.Background())
+	if code := post(off.HTTPAddr(), map[string]string{"Authorization": "Bearer " + keyA}); code != http.StatusNotFound {
+		t.Errorf("without --api-keys: status %d, want 404", code)
+	}
+	mu.Lock()
+	posture := logs.String()
+	mu.Unlock()
+	if !strings.Contains(posture, `headless_mcp="off (no --api-keys)"`) {
+		t.Errorf("posture line does not say /mcp is off: %s", posture)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// TestHeadlessToolsGoThroughThePolicy: the tool seam decides raxol_start
+// and raxol_stop by name (deny and ask both refuse: nobody can approve
+// here), the listing hides what is not allowed, the read seam gates
+// tools/list, and sensitive tools never run without a tool authorizer.
+func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
+	t.Run("denied start", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{ToolAuthorizer: withControl(authz.Deny("no headless here"), authz.Ask("Stop it?"), authz.Allow())})
+		a := control(t, srv, keyA)
+		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) || !slices.Contains(names, ToolList) {
+			t.Fatalf("tools/list = %v, want raxol_list only", names)
+		}
+		out, isErr := callTool(t, a, ToolStart, nil)
+		if !isErr || out["error"] != "authorization_required" || out["tool"] != ToolStart || out["decision"] != "deny" || out["detail"] != "no headless here" {
+			t.Fatalf("denied raxol_start = %v", out)
+		}
+		if n := srv.Sessions().Count(); n != 0 {
+			t.Fatalf("%d sessions after a denied raxol_start", n)
+		}
+		out, isErr = callTool(t, a, ToolStop, map[string]any{"id": "x"})
+		if !isErr || out["error"] != "authorization_required" || out["decision"] != "ask" || out["detail"] != "Stop it?" {
+			t.Fatalf("ask raxol_stop = %v", out)
+		}
+	})
+	t.Run("read seam", func(t *testing.T) {
+		reads, err := authz.ReadAllowlist([]string{"resources/list"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := startHeadlessServer(t, Options{ReadAuthorizer: reads})
+		a := control(t, srv, keyA)
+		_, err = a.ListTools(context.Background(), nil)
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != authz.ReadDeniedCode || rpcErr.Message != "authorization_required: tools/list" {
+			t.Fatalf("tools/list with reads denied: %v", err)
+		}
+		// The tool seam is separate: calls still work.
+		mustCall(t, a, ToolList, nil)
+	})
+	t.Run("policy sees the connection", func(t *testing.T) {
+		var mu sync.Mutex
+		var seen []authz.Context
+		srv := startHeadlessServer(t, Options{ToolAuthorizer: func(name string, args map[string]any, ctx authz.Context) authz.Decision {
+			mu.Lock()
+			seen = append(seen, ctx)
+			mu.Unlock()
+			return authz.Allow()
+		}})
+		a := control(t, srv, keyA)
+		mustCall(t, a, ToolList, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) == 0 || seen[len(seen)-1].Transport != authz.TransportHTTP || seen[len(seen)-1].ConnID != a.ID() {
+			t.Fatalf("policy saw %+v, want transport http and conn %q", seen, a.ID())
+		}
+	})
+	t.Run("no tool authorizer", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{})
+		srv.policy = authz.Policy{Read: authz.AllowAll(), ReadSource: authz.SourceConfigured} // New refuses this; test the call path
+		a := control(t, srv, keyA)
+		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) {
+			t.Fatalf("sensitive tools listed without an authorizer: %v", names)
+		}
+		out, isErr := callTool(t, a, ToolStart, nil)
+		if !isErr || out["error"] != "authorization_required" || !strings.Contains(fmt.Sprint(out["detail"]), "sensitive_tool_unguarded") {
+			t.Fatalf("raxol_start without authorizer = %v", out)
+		}
+		mustCall(t, a, ToolList, nil) // not sensitive
+	})
+}
+
+// TestHeadlessLimitsAndLifetime: the per-key cap, the idle reaper, and
+// shutdown.
+func TestHeadlessLimitsAndLifetime(t *testing.T) {
+	t.Run("per-key cap", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{Limits: Limits{MaxSessionsPerUser: 2}})
+		a, b := control(t, srv, keyA), control(t, srv, keyB)
+		mustCall(t, a, ToolStart, nil)
+		mustCall(t, a, ToolStart, nil)
+		out, isErr := callTool(t, a, ToolStart, nil)
+		if !isErr || out["error"] != "limit" {
+			t.Fatalf("third raxol_start = %v", out)
+		}
+		mustCall(t, b, ToolStart, nil) // another key has its own budget
+		if ids := listedIDs(t, a); len(ids) != 2 {
+			t.Fatalf("key A lists %v", ids)
+		}
+	})
+	t.Run("idle", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{HeadlessIdleTimeout: 300 * time.Millisecond})
+		a := control(t, srv, keyA)
+		idle := mustCall(t, a, ToolStart, nil)["id"].(string)
+		busy := mustCall(t, a, ToolStart, nil)
+		ag := dial(t, busy["mcp_url"].(string), busy["token"].(string), "busy-agent")
+		waitUntil(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(idle); return !live }, "the idle session to end")
+		time.Sleep(600 * time.Millisecond)
+		if _, live := srv.Sessions().Get(busy["id"].(string)); !live {
+			t.Fatal("a session with an agent attached ended as idle")
+		}
+		if ids := listedIDs(t, a); !slices.Equal(ids, []string{busy["id"].(string)}) {
+			t.Fatalf("raxol_list = %v", ids)
+		}
+		_ = ag.Close()
+		waitUntil(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(busy["id"].(string)); return !live }, "the session to end once its agent left")
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{})
+		a := control(t, srv, keyA)
+		started := mustCall(t, a, ToolStart, nil)
+		ag := dial(t, started["mcp_url"].(string), started["token"].(string), "agent")
+		done := make(chan error, 1)
+		go func() { done <- srv.Shutdown(context.Background()) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("shutdown hung with /mcp clients connected")
+		}
+		if n := srv.Sessions().Count(); n != 0 {
+			t.Fatalf("%d sessions after shutdown", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := ag.CallTool(ctx, &mcp.CallToolParams{Name: "demo.search.get_value"}); err == nil {
+			t.Fatal("the session's agent can still call after shutdown")
+		}
+		if _, err := a.CallTool(ctx, &mcp.CallToolParams{Name: ToolList}); err == nil {
+			t.Fatal("the /mcp client can still call after shutdown")
+		}
+	})
+}
+
+// TestClaimJoinCode: a right code works once; wrong codes fail and burn
+// the code after 5; unknown and ended sessions never match.
+func TestClaimJoinCode(t *testing.T) {
+	srv := startHeadlessServer(t, Options{})
+	newCode := func() (string, string, func()) {
+		se, end, err := srv.StartHeadless(apiKeyOwner(keySum(keyA)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := srv.headless.issueCode(se.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(end)
+		return se.ID, code, end
+	}
+
+	id, code, _ := newCode()
+	if srv.claimJoinCode(id, "") || srv.claimJoinCode(id, "WRONGCODE2") {
+		t.Fatal("a wrong code was accepted")
+	}
+	if !srv.claimJoinCode(id, code[:5]+"-"+strings.ToLower(code[5:])) {
+		t.Fatal("the right code (typed with a dash, in lower case) was refused")
+	}
+	if srv.claimJoinCode(id, code) {
+		t.Fatal("a used code was accepted again")
+	}
+
+	id, code, _ = newCode()
+	for range joinCodeTries - 1 {
+		if srv.claimJoinCode(id, "22222222222") {
+			t.Fatal("wrong code accepted")
+		}
+	}
+	if !srv.claimJoinCode(id, code) {
+		t.Fatal("the right code was refused after 4 wrong tries")
+	}
+
+	id, code, _ = newCode()
+	for range joinCodeTries {
+		srv.claimJoinCode(id, "22222222222")
+	}
+	if srv.claimJoinCode(id, code) {
+		t.Fatal("the code still works after 5 wrong tries")
+	}
+
+	if srv.claimJoinCode("no-such-session", code) {
+		t.Fatal("unknown session accepted")
+	}
+	id, code, end := newCode()
+	other, otherCode, _ := newCode()
+	if srv.claimJoinCode(other, code) {
+		t.Fatal("one session's code opened another")
+	}
+	end()
+	if srv.claimJoinCode(id, code) {
+		t.Fatal("an ended session's code was accepted")
+	}
+	if !srv.claimJoinCode(other, otherCode) {
+		t.Fatal("a wrong try on one session cost another its code")
+	}
+}
+
+func TestAPIKeysFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		body string
+		want string
+	}{
+		"short":   {"# c\nshort\n", "api_keys:2: an API key is one word of at least 16"},
+		"spaces":  {"abcdefghijklmnop qrstuvwxyz\n", "api_keys:1:"},
+		"empty":   {"# only comments\n\n", "no API keys"},
+		"missing": {"", "no such file"},
+	} {
+		p := filepath.Join(dir, name, "api_keys")
+		_ = os.MkdirAll(filepath.Dir(p), 0o700)
+		if name != "missing" {
+			_ = os.WriteFile(p, []byte(tc.body), 0o600)
+		}
+		_, err := New(App{Name: demo.Name, New: demo.New, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+			Options{DataDir: t.TempDir(), APIKeysFile: p, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.Contains(err.Error(), "--api-keys") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want mention of --api-keys and %q", name, err, tc.want)
+		}
+	}
+	keys, err := loadAPIKeys(writeKeys(t, "  "+keyA+"  ", "# "+keyB))
+	if err != nil || len(keys) != 1 || keys[0] != keySum(keyA) {
+		t.Fatalf("keys %v, err %v", keys, err)
+	}
+}
+
+// term is a human's SSH client running one command in a PTY, its output
+// fed into a terminal emulator.
+type term struct {
+	t      *testing.T
+	conn   *gossh.Client
+	sess   *gossh.Session
+	mu     sync.Mutex // protects em
+	em     *vt.Emulator
+	read   chan struct{} // closed when stdout ends
+	exited chan struct{} // closed when the command exited
+	once   sync.Once
+}
+
+func sshJoin(t *testing.T, addr, command string) *term {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "human", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("ssh: %v", err)
+	}
+	m := &term{t: t, conn: conn, em: vt.NewEmulator(100, 30), read: make(chan struct{}), exited: make(chan struct{})}
+	t.Cleanup(m.close)
+	if m.sess, err = conn.NewSession(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := m.sess.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := m.sess.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.sess.Start(command); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(stdin, m.em) }() // the emulator's replies to queries
+	go func() {
+		defer close(m.read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := stdout.Read(buf)
+			if n > 0 {
+				m.mu.Lock()
+				_, _ = m.em.Write(buf[:n])
+				m.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { _ = m.sess.Wait(); close(m.exited) }()
+	return m
+}
+
+func (m *term) screen() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.em.String()
+}
+
+func (m *term) waitFor(text string) {
+	m.t.Helper()
+	waitUntil(m.t, 15*time.Second, func() bool { return strings.Contains(m.screen(), text) }, fmt.Sprintf("%q on the human's screen (screen now:\n%s)", text, m.screen()))
+}
+
+func (m *term) waitExit() {
+	m.t.Helper()
+	select {
+	case <-m.exited:
+	case <-time.After(10 * time.Second):
+		m.t.Fatal("the human's ssh command did not end")
+	}
+}
+
+func (m *term) close() {
+	m.once.Do(func() {
+		_ = m.sess.Close()
+		_ = m.conn.Close()
+		_ = m.em.InputPipe().(*io.PipeWriter).Close()
+		select {
+		case <-m.read:
+		case <-time.After(5 * time.Second):
+			m.t.Error("terminal reader did not stop")
+		}
+	})
+}

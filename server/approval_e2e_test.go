@@ -90,6 +90,8 @@ func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 	if m := wait(res); m["error"] != nil {
 		t.Fatalf("approved: %v", m)
 	}
+	// Let the screen catch up, so a stale prompt is not mistaken below.
+	human.WaitFor(t, func(s string) bool { return !strings.Contains(s, "wants to run") }, waitLong)
 	if restarts() != 1 {
 		t.Fatalf("restarts after approval = %d", restarts())
 	}

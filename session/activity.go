@@ -1,8 +1,13 @@
 package session
 
 import (
+	"fmt"
 	"slices"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 )
 
 // Action is one entry of a session's activity log: something a human or
@@ -24,6 +29,9 @@ type Action struct {
 	// Outcome is "ok" or why not: "update_failed", "authorization_required",
 	// "paused", ...
 	Outcome string `json:"outcome"`
+	// Count is how many times in a row this same action happened (a timer
+	// ticking), when more than once.
+	Count int `json:"count,omitempty"`
 }
 
 // MaxActivity is how many actions a session remembers.
@@ -43,6 +51,35 @@ func (s *Session) Record(a Action) {
 	s.shared.activitySeq++
 	s.mu.Unlock()
 	s.signalPresence() // terminals show agents' actions as they happen
+}
+
+// recordCommand logs what a command or timer folded. The same command
+// folding again right after is counted on one entry, so a ticking timer
+// cannot flood the log.
+func (s *Session) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
+	summary := "applied"
+	for i, m := range msgs {
+		if i > 0 {
+			summary += ","
+		}
+		summary += fmt.Sprintf(" %T", m)
+	}
+	s.mu.Lock()
+	if n := len(s.shared.activity); n > 0 {
+		last := &s.shared.activity[n-1]
+		if last.Origin == origin.String() && last.Summary == summary {
+			last.Count = max(last.Count, 1) + 1
+			last.At = s.now()
+			s.mu.Unlock()
+			return // counted, not signalled: nobody needs a redraw per tick
+		}
+	}
+	s.mu.Unlock()
+	kind := "command"
+	if origin.Kind == dispatcher.OriginTimer {
+		kind = "timer"
+	}
+	s.Record(Action{Origin: origin.String(), Action: kind, Summary: summary, Outcome: "ok"})
 }
 
 // Activity returns the activity log, oldest first.

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -214,7 +216,7 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only
 	// then publish the session, so nobody sees one without a dispatcher.
-	s.Dispatcher = dispatcher.New(model, m.dispOpts)
+	s.Dispatcher = dispatcher.New(model, s.dispatcherOptions(m.dispOpts))
 
 	m.mu.Lock()
 	if m.closed {
@@ -302,4 +304,24 @@ func randomString(n int) (string, error) {
 		return "", err
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// dispatcherOptions adds the session's own hooks to the manager's
+// dispatcher options: what commands and timers fold goes in the activity
+// log, as what humans and agents do is recorded where they act.
+func (s *Session) dispatcherOptions(base *dispatcher.Options) *dispatcher.Options {
+	var o dispatcher.Options
+	if base != nil {
+		o = *base
+	}
+	next := o.Hooks.OnApplied
+	o.Hooks.OnApplied = func(origin dispatcher.Origin, msgs []tea.Msg) {
+		if next != nil {
+			next(origin, msgs)
+		}
+		if origin.Kind == dispatcher.OriginCommand || origin.Kind == dispatcher.OriginTimer {
+			s.recordCommand(origin, msgs)
+		}
+	}
+	return &o
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -191,5 +192,41 @@ func TestActivityLogAndControl(t *testing.T) {
 	case <-ch:
 	default:
 		t.Fatal("control change not signalled")
+	}
+}
+
+type tick struct{}
+
+// ticker folds a command's result: each tick schedules the next, three
+// times.
+type ticker struct{ n int }
+
+func (t ticker) Init() tea.Cmd { return func() tea.Msg { return tick{} } }
+func (t ticker) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	if _, ok := msg.(tick); ok && t.n < 3 {
+		t.n++
+		return t, func() tea.Msg { return tick{} }
+	}
+	return t, nil
+}
+func (t ticker) View() ui.Node { return ui.Text{Text: "tick"} }
+
+func TestCommandsAreLoggedAndCoalesced(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	s, _, _ := m.Start("t", Owner{User: "u"}, ticker{}, 0)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		log := s.Activity()
+		if len(log) == 1 && log[0].Count == 4 { // Init's tick and the three it schedules
+			if !strings.HasPrefix(log[0].Origin, "command:") || log[0].Action != "command" || !strings.Contains(log[0].Summary, "session.tick") {
+				t.Fatalf("entry %+v", log[0])
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("activity %+v", log)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

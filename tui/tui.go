@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -447,7 +448,10 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		msgs := w.HandleEvent(ev, m.localLocked(id))
+		st := m.localLocked(id)
+		followText(w, st)
+		msgs := w.HandleEvent(ev, st)
+		rememberText(st, msgs)
 		acted = msgs
 		return msgs, nil
 	})
@@ -591,5 +595,47 @@ func (m *Model) attachPanel() []string {
 		sse,
 		muted.Render("Bearer token (Authorization: Bearer <token>; ctrl+r makes a new one and disconnects agents):"),
 		m.sess.Token(),
+	}
+}
+
+// textOf returns the text of a text widget.
+func textOf(w ui.Widget) (string, bool) {
+	switch w := w.(type) {
+	case ui.TextInput:
+		return w.Value, true
+	case ui.TextArea:
+		return w.Value, true
+	case ui.PasswordField:
+		return w.Value, true
+	}
+	return "", false
+}
+
+// followText moves this terminal's cursor to the end of a text widget
+// whose text someone else (another terminal, an agent) changed since this
+// terminal last edited it, so that typing here continues the text instead
+// of landing at a stale position.
+func followText(w ui.Widget, st *ui.LocalState) {
+	text, ok := textOf(w)
+	if !ok {
+		return
+	}
+	if last, seen := st.Data.(string); !seen || last != text {
+		st.Cursor = utf8.RuneCountInString(text)
+		st.Data = text
+	}
+}
+
+// rememberText records the text this terminal's own edit produces.
+func rememberText(st *ui.LocalState, msgs []tea.Msg) {
+	for _, msg := range msgs {
+		switch msg := msg.(type) {
+		case ui.TextInputChanged:
+			st.Data = msg.Text
+		case ui.TextAreaChanged:
+			st.Data = msg.Text
+		case ui.PasswordFieldChanged:
+			st.Data = msg.Text
+		}
 	}
 }

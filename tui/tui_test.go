@@ -540,3 +540,30 @@ func TestJoinPromptAndRoles(t *testing.T) {
 		t.Fatalf("driver: name %q", model(s).name)
 	}
 }
+
+func TestTypingContinuesTextChangedElsewhere(t *testing.T) {
+	m, s := newPrimary(t)
+	other := New(s, Options{Terminal: "v", Role: RoleDriver})
+	defer other.Close()
+	other.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	for _, r := range "hello" {
+		m.Update(key(string(r)))
+	}
+	// The second terminal has never touched the input: it continues the text.
+	other.Update(key("!"))
+	if got := model(s).name; got != "hello!" {
+		t.Fatalf("second terminal typed into %q", got)
+	}
+	// Back in the first, the cursor follows the text the other one changed.
+	m.Update(key("?"))
+	if got := model(s).name; got != "hello!?" {
+		t.Fatalf("first terminal typed into %q", got)
+	}
+	// Editing in the middle still works: the cursor stays where this
+	// terminal put it.
+	m.Update(tea.KeyPressMsg{Code: tea.KeyLeft})
+	m.Update(key("x"))
+	if got := model(s).name; got != "hello!x?" {
+		t.Fatalf("mid-text edit gave %q", got)
+	}
+}

@@ -1,5 +1,8 @@
-// Command raxol-ssh serves the built-in demo app over SSH, one live session
-// per terminal, with metrics and health checks over HTTP.
+// Command raxol-ssh serves the built-in demo app over SSH: every login
+// starts a live session that an AI agent can drive over MCP alongside the
+// human, that other terminals can join, and that survives a dropped link
+// for a grace period. `raxol-ssh mcp --stdio` serves one headless session
+// over stdio instead.
 //
 // Every flag has an environment equivalent: --ssh-addr is RAXOL_SSH_ADDR,
 // --idle-timeout is RAXOL_IDLE_TIMEOUT, and so on. A flag given on the

@@ -57,6 +57,9 @@ func TestPresenceActivityAndHighlight(t *testing.T) {
 
 	ag.call("demo.search.type_into", map[string]any{"text": "bill"})
 	human.WaitFor(t, "e2e-agent 0.1 typed into Search", waitLong)
+	if !human.reversedAt("Search: bill") {
+		t.Fatalf("the input the agent typed into is not highlighted:\n%s", human.Screen())
+	}
 
 	res, err := ag.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mcpbridge.URIActivity})
 	if err != nil {

@@ -83,8 +83,6 @@ type Bridge struct {
 	mux      *http.ServeMux
 	schemas  schemaCache
 
-	wg sync.WaitGroup // revocations in progress
-
 	mu     sync.Mutex // protects the following
 	conns  map[string]*conn
 	closed bool
@@ -233,18 +231,6 @@ func HostAllowed(r *http.Request, allowed []string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// revoke closes a conn whose token was rotated, if it is still the
-// session's current one.
-func (b *Bridge) revoke(c *conn) {
-	defer b.wg.Done()
-	b.mu.Lock()
-	if b.conns[c.sess.ID] == c {
-		delete(b.conns, c.sess.ID)
-	}
-	b.mu.Unlock()
-	c.close()
-}
-
 // authenticate returns the session named by the path whose token the
 // request carries, or nil.
 func (b *Bridge) authenticate(r *http.Request) *session.Session {
@@ -304,7 +290,6 @@ func (b *Bridge) Close() {
 	for _, c := range conns {
 		c.close()
 	}
-	b.wg.Wait()
 }
 
 // Clients returns the number of MCP client sessions of a session.

@@ -53,7 +53,6 @@ type conn struct {
 	token      string              // the session's token when the conn was made
 	limiters   sync.Map            // *mcp.ServerSession -> *rate.Limiter
 	grants     authz.SessionGrants // tools the human allowed for the session
-	revoked    sync.Once
 
 	mu         sync.Mutex // protects the following
 	derived    []Derived
@@ -125,15 +124,9 @@ func (c *conn) watch() {
 			return
 		case <-sub.C():
 		case <-changed:
-			if c.sess.Token() != c.token {
-				// The human rotated the token: disconnect every client
-				// that used the old one. The next request with the new
-				// token gets a fresh server.
-				c.revoked.Do(func() {
-					c.b.wg.Add(1)
-					go c.b.revoke(c)
-				})
-				return
+			if tok := c.sess.Token(); tok != c.token {
+				c.token = tok
+				c.disconnectHTTP()
 			}
 		}
 		c.sync()
@@ -204,6 +197,18 @@ func (c *conn) sync() {
 	c.synced = snap.Version
 	c.mu.Unlock()
 	c.res.update(snap)
+}
+
+// disconnectHTTP closes the clients that authenticated with a bearer token
+// over HTTP, after the human rotated it; the old token no longer opens
+// anything. Clients on a transport the process declared (stdio) did not
+// use the token and stay.
+func (c *conn) disconnectHTTP() {
+	for ss := range c.server.Sessions() {
+		if _, declared := declaredContext(ss.ID()); !declared {
+			_ = ss.Close()
+		}
+	}
 }
 
 // warnOnce reports each distinct derivation warning once per session.

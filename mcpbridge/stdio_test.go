@@ -210,3 +210,26 @@ func waitDone(t *testing.T, cs *mcp.ClientSession) {
 		t.Fatal("client not closed")
 	}
 }
+
+// TestRotationDisconnectsOnlyTokenClients: a new token disconnects the
+// HTTP clients of the old one; a stdio client, which used no token, stays.
+func TestRotationDisconnectsOnlyTokenClients(t *testing.T) {
+	e := newEnv(t)
+	httpClient, _ := e.connect(false)
+	p := serveStdio(t, e, context.Background())
+	if _, err := e.session.RotateToken(); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, httpClient)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("stdio client after rotation: %v %v", res, err)
+	}
+	// The new token opens a session on the same server.
+	cs, _ := e.connect(false)
+	if out, isErr := call(t, cs, "app.go.click", nil); isErr {
+		t.Fatalf("new token: %v", out)
+	}
+}

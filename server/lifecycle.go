@@ -357,6 +357,8 @@ type terminal struct {
 	p      *tea.Program
 	closed bool
 	sends  sync.WaitGroup // messages on their way to the program
+	// inFlight counts those messages (protected by mu).
+	inFlight int
 }
 
 func newTerminal(c *conn, role tui.Role) *terminal {
@@ -386,13 +388,22 @@ func (t *terminal) send(msg tea.Msg) <-chan struct{} { return t.sendAfter(nil, m
 func (t *terminal) sendAfter(after <-chan struct{}, msg tea.Msg) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed || t.p == nil {
+	if t.closed || t.p == nil || t.inFlight >= maxInFlightSends {
+		// A program that is not taking messages (stuck writing to a
+		// client that stopped reading) gets no more goroutines queued on
+		// it: to its senders it is a terminal that cannot receive.
 		return nil
 	}
 	p := t.p
 	sent := make(chan struct{})
+	t.inFlight++
 	t.sends.Go(func() {
 		defer close(sent)
+		defer func() {
+			t.mu.Lock()
+			t.inFlight--
+			t.mu.Unlock()
+		}()
 		if after != nil {
 			<-after
 		}
@@ -400,6 +411,9 @@ func (t *terminal) sendAfter(after <-chan struct{}, msg tea.Msg) <-chan struct{}
 	})
 	return sent
 }
+
+// maxInFlightSends bounds the messages waiting for one terminal's program.
+const maxInFlightSends = 32
 
 // end closes done and waits for messages on their way; call it after the
 // program has ended (its Send is then a no-op).

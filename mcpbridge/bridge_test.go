@@ -592,3 +592,25 @@ func TestClientCapAndRateLimit(t *testing.T) {
 		t.Fatalf("after waiting: %v", out)
 	}
 }
+
+// TestListChangedOnlyWhenTheAdvertisedSetChanges: folds that leave the
+// advertised tools as they were send no notifications/tools/list_changed.
+func TestListChangedOnlyWhenTheAdvertisedSetChanges(t *testing.T) {
+	e := newEnv(t)
+	cs, n := e.connect(false)
+	count := func() int { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg }
+	// Let registration after connect settle, then start counting.
+	time.Sleep(200 * time.Millisecond)
+	before := count()
+	for _, text := range []string{"a", "ab", "abc"} {
+		call(t, cs, "app.name.type_into", map[string]any{"text": text})
+	}
+	call(t, cs, "app.agree.toggle", nil)
+	time.Sleep(300 * time.Millisecond) // longer than the SDK's 10ms debounce
+	if got := count(); got != before {
+		t.Fatalf("%d list_changed notifications for folds that changed no tool", got-before)
+	}
+	// Opening the modal changes the set: now one arrives.
+	call(t, cs, "app.open.click", nil)
+	waitFor(t, func() bool { return count() > before })
+}

@@ -74,11 +74,14 @@ func TestPresenceActivityAndHighlight(t *testing.T) {
 		got = append(got, a.Origin+" "+a.Summary)
 	}
 	want := []string{
-		"human:alice typed into Search", "human:alice typed into Search",
+		"human:alice typed into Search", // two keys, one entry
 		"agent:e2e-agent 0.1 clicked Search", "agent:e2e-agent 0.1 typed into Search",
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("activity log\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if log.Actions[0].Count != 2 {
+		t.Fatalf("the human's two keys were counted %d times", log.Actions[0].Count)
 	}
 	for i := 1; i < len(log.Actions); i++ {
 		if log.Actions[i].At.Before(log.Actions[i-1].At) {
@@ -88,7 +91,7 @@ func TestPresenceActivityAndHighlight(t *testing.T) {
 
 	// The human opens the log panel.
 	human.Key("\x07") // ctrl+g
-	human.WaitFor(t, "Activity (4", waitLong)
+	human.WaitFor(t, "Activity (3", waitLong)
 
 	// The agent leaves: presence updates.
 	_ = ag.cs.Close()

@@ -29,33 +29,51 @@ type Action struct {
 	// Outcome is "ok" or why not: "update_failed", "authorization_required",
 	// "paused", ...
 	Outcome string `json:"outcome"`
-	// Count is how many times in a row this same action happened (a timer
-	// ticking), when more than once.
+	// Count is how many times in a row this same action happened (keys
+	// typed into one input, a timer ticking), when more than once.
 	Count int `json:"count,omitempty"`
+
+	seq uint64 // grows with every record or repeat
 }
+
+// coalesceWithin is how close a repeat of the same action must follow to
+// be counted on the same entry.
+const coalesceWithin = 5 * time.Second
 
 // MaxActivity is how many actions a session remembers.
 const MaxActivity = 300
 
 // Record appends an action to the activity log (the oldest fall off) and
-// signals watchers.
+// signals watchers. The same action by the same origin on the same widget
+// repeated within a few seconds (typing, one key at a time) is counted on
+// the previous entry instead.
 func (s *Session) Record(a Action) {
 	if a.At.IsZero() {
 		a.At = s.now()
 	}
 	s.mu.Lock()
-	s.shared.activity = append(s.shared.activity, a)
-	if len(s.shared.activity) > MaxActivity {
-		s.shared.activity = slices.Delete(s.shared.activity, 0, len(s.shared.activity)-MaxActivity)
-	}
 	s.shared.activitySeq++
+	a.seq = s.shared.activitySeq
+	log := s.shared.activity
+	if n := len(log); n > 0 && sameAction(log[n-1], a) && a.At.Sub(log[n-1].At) < coalesceWithin {
+		log[n-1].Count = max(log[n-1].Count, 1) + 1
+		log[n-1].At, log[n-1].seq = a.At, a.seq
+	} else {
+		s.shared.activity = append(log, a)
+		if len(s.shared.activity) > MaxActivity {
+			s.shared.activity = slices.Delete(s.shared.activity, 0, len(s.shared.activity)-MaxActivity)
+		}
+	}
 	s.mu.Unlock()
 	s.signalPresence() // terminals show agents' actions as they happen
 }
 
-// recordCommand logs what a command or timer folded. The same command
-// folding again right after is counted on one entry, so a ticking timer
-// cannot flood the log.
+func sameAction(a, b Action) bool {
+	return a.Origin == b.Origin && a.Widget == b.Widget && a.Action == b.Action && a.Summary == b.Summary && a.Outcome == b.Outcome
+}
+
+// recordCommand logs what a command or timer folded; a ticking timer is
+// counted on one entry (see Record), so it cannot flood the log.
 func (s *Session) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
 	summary := "applied"
 	for i, m := range msgs {
@@ -64,17 +82,6 @@ func (s *Session) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
 		}
 		summary += fmt.Sprintf(" %T", m)
 	}
-	s.mu.Lock()
-	if n := len(s.shared.activity); n > 0 {
-		last := &s.shared.activity[n-1]
-		if last.Origin == origin.String() && last.Summary == summary {
-			last.Count = max(last.Count, 1) + 1
-			last.At = s.now()
-			s.mu.Unlock()
-			return // counted, not signalled: nobody needs a redraw per tick
-		}
-	}
-	s.mu.Unlock()
 	kind := "command"
 	if origin.Kind == dispatcher.OriginTimer {
 		kind = "timer"
@@ -95,8 +102,8 @@ func (s *Session) LastAgentAction() (Action, uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.shared.activity) - 1; i >= 0; i-- {
-		if s.shared.activity[i].Agent {
-			return s.shared.activity[i], s.shared.activitySeq - uint64(len(s.shared.activity)-1-i), true
+		if a := s.shared.activity[i]; a.Agent {
+			return a, a.seq, true
 		}
 	}
 	return Action{}, 0, false

@@ -103,6 +103,9 @@ func (m *Model) activityPanel(height int) []string {
 	}
 	for _, a := range log {
 		line := fmt.Sprintf("%s %-22s %s", a.At.Format("15:04:05"), ui.Truncate(a.Origin, 22), a.Summary)
+		if a.Count > 1 {
+			line += fmt.Sprintf(" ×%d", a.Count)
+		}
 		if a.Outcome != "ok" {
 			line += " (" + a.Outcome + ")"
 		}

@@ -488,16 +488,12 @@ func (t *terminal) joinSink(ctx context.Context, req session.JoinRequest) (sessi
 // promoteMsg makes a secondary owner terminal the primary one.
 type promoteMsg struct{}
 
-// termModel wraps a terminal's tui model: it notes whether the human quit
-// (ctrl+c), and publishes the screen and focus of an owner terminal that
-// became primary after it was made (the tui model's Primary option is
-// fixed at creation).
+// termModel wraps a terminal's tui model to note whether the human quit
+// (ctrl+c) and to make it primary when promoted.
 type termModel struct {
 	inner *tui.Model
 	se    *session.Session
 	quit  atomic.Bool
-
-	promoted bool // owned by the program's goroutine
 }
 
 func (m *termModel) Init() tea.Cmd { return m.inner.Init() }
@@ -509,34 +505,11 @@ func (m *termModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.quit.Store(true) // every role leaves on ctrl+c
 		}
 	case promoteMsg:
-		m.promoted = true
-		m.publish()
-		return m, nil
-	case tui.AgentKeysMsg:
-		if m.promoted && msg.Result != nil {
-			// The agent's answer carries the screen its keys produced.
-			res := msg.Result
-			inner := make(chan error, 1)
-			msg.Result = inner
-			_, cmd := m.inner.Update(msg)
-			m.publish()
-			res <- <-inner
-			return m, cmd
-		}
-	case tea.MouseMotionMsg:
-		_, cmd := m.inner.Update(msg)
+		_, cmd := m.inner.Update(tui.SetPrimaryMsg(true))
 		return m, cmd
 	}
 	_, cmd := m.inner.Update(msg)
-	if m.promoted {
-		m.publish()
-	}
 	return m, cmd
 }
 
 func (m *termModel) View() tea.View { return m.inner.View() }
-
-func (m *termModel) publish() {
-	m.se.SetScreen(m.inner.Frame())
-	m.se.SetAttention(session.Attention{Focus: m.inner.Focus()})
-}

@@ -73,6 +73,10 @@ func (r Role) String() string {
 	return "owner"
 }
 
+// SetPrimaryMsg makes this terminal the primary one (or not): the one
+// whose focus and hover drive the focus lens and whose screen agents see.
+type SetPrimaryMsg bool
+
 // AgentKeysMsg delivers an agent's key presses as if typed in this
 // terminal, with the agent as the origin of what they do. Keys are names
 // such as "tab", "shift+tab", "enter", "esc", "space", "backspace",
@@ -234,6 +238,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case NoticeMsg:
 		m.notice = string(msg)
+	case SetPrimaryMsg:
+		m.opts.Primary = bool(msg)
+		if m.opts.Primary {
+			m.sess.SetScreen(m.Frame())
+		}
 	case tea.KeyPressMsg:
 		m.sess.Touch()
 		switch {

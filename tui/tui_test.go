@@ -567,3 +567,19 @@ func TestTypingContinuesTextChangedElsewhere(t *testing.T) {
 		t.Fatalf("mid-text edit gave %q", got)
 	}
 }
+
+func TestSetPrimaryMsg(t *testing.T) {
+	m, s := newTerm(t) // not primary
+	m.Update(key("tab"))
+	if s.Attention().Focus != "" {
+		t.Fatal("a secondary terminal published its focus")
+	}
+	m.Update(SetPrimaryMsg(true))
+	if scr, ok := s.Screen(); !ok || !strings.Contains(stripEsc(scr), "[ Open ]") {
+		t.Fatal("a promoted terminal did not publish its screen")
+	}
+	m.Update(key("tab"))
+	if s.Attention().Focus != "pw" {
+		t.Fatalf("a promoted terminal's focus %q was not published", s.Attention().Focus)
+	}
+}

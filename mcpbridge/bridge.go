@@ -71,6 +71,11 @@ type Options struct {
 	// ProgressInterval is how often a waiting call sends progress; default
 	// 5s.
 	ProgressInterval time.Duration
+	// KeepAlive is how often each client is pinged; two missed pings in a
+	// row close its session, so an agent that vanished without closing
+	// leaves the session's presence within about two intervals. Default
+	// 20s.
+	KeepAlive time.Duration
 }
 
 // Bridge serves the MCP endpoints of every live session of a manager.
@@ -126,6 +131,9 @@ func New(m *session.Manager, opts Options) *Bridge {
 	}
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = 5 * time.Second
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = 20 * time.Second
 	}
 	b := &Bridge{
 		opts:     opts,

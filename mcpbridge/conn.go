@@ -84,9 +84,11 @@ func newConn(b *Bridge, se *session.Session) *conn {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-		InitializedHandler: c.initialized,
-		SubscribeHandler:   c.subscribe,
-		UnsubscribeHandler: c.unsubscribe,
+		InitializedHandler:        c.initialized,
+		KeepAlive:                 b.opts.KeepAlive,
+		KeepAliveFailureThreshold: 2,
+		SubscribeHandler:          c.subscribe,
+		UnsubscribeHandler:        c.unsubscribe,
 	})
 	// In order: count and rate-limit every call, authorize, then serve
 	// derived tools.

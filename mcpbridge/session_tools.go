@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,11 +43,26 @@ func (c *conn) addSessionTools() {
 	}, c.discover)
 }
 
-// Screen returns the screen as plain text: the primary terminal's last
-// frame, or the tree rendered at 80x24 when no terminal has drawn.
+// screenWait bounds how long a screenshot waits for the terminal to draw
+// the latest model (it draws on its own goroutine, at most 60 times a
+// second).
+const screenWait = 250 * time.Millisecond
+
+// screen returns the screen as plain text: the primary terminal's frame,
+// once it shows the model as it is now (or after screenWait), or the tree
+// rendered at 80x24 when no terminal has drawn.
 func (c *conn) screen() string {
-	if s, ok := c.sess.Screen(); ok {
-		return ansi.Strip(s)
+	want := c.sess.Dispatcher.Snapshot().Version
+	deadline := time.Now().Add(screenWait)
+	for {
+		s, version, ok := c.sess.Screen()
+		if !ok {
+			break
+		}
+		if version >= want || time.Now().After(deadline) {
+			return ansi.Strip(s)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	f := ui.Render(c.sess.Dispatcher.Snapshot().Tree, ui.RenderOptions{Width: 80, Height: 24})
 	return ansi.Strip(f.Content)

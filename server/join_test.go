@@ -208,7 +208,7 @@ func TestJoinOwnSecondTerminal(t *testing.T) {
 	v := sameSearchEverywhere(t, se, len("onetwo!"), second)
 	// Its screen is what agents see now.
 	eventually(t, waitLong, func() bool {
-		s, _ := se.Screen()
+		s, _, _ := se.Screen()
 		return strings.Contains(ansi.Strip(s), "Search: "+v)
 	}, "the session's screen to follow the terminal that took over")
 }

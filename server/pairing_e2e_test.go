@@ -148,3 +148,25 @@ func TestPauseAndHandBack(t *testing.T) {
 		t.Fatal("a write on the focused widget was refused")
 	}
 }
+
+// TestScreenshotShowsTheLatestAction: a screenshot taken right after a
+// call shows that call's effect, although the terminal draws on its own.
+func TestScreenshotShowsTheLatestAction(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{})
+	human := connect(t, srv.SSHAddr(), clientOpts{})
+	id := waitDemo(t, human)
+	se, _ := srv.Sessions().Get(id)
+	ag := attachAgent(t, srv, se, false)
+	for i, q := range []string{"bill", "pay", "auth", "search", "eu-west"} {
+		ag.call("demo.search.type_into", map[string]any{"text": q})
+		ag.call("demo.search_btn.click", nil)
+		res, err := ag.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "raxol_screenshot"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shot := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(shot, `Filter "`+q+`"`) {
+			t.Fatalf("round %d: the screenshot does not show the filter %q:\n%s", i, q, shot)
+		}
+	}
+}

@@ -104,7 +104,7 @@ func TestResumeAfterDrop(t *testing.T) {
 	// The resumed terminal is the primary one again: the agent's screen is
 	// what it shows.
 	eventually(t, waitLong, func() bool {
-		s, ok := se.Screen()
+		s, _, ok := se.Screen()
 		return ok && strings.Contains(s, "after-resume")
 	}, "the session's screen to follow the resumed terminal")
 	if n := srv.Sessions().Count(); n != 1 {

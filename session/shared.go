@@ -29,13 +29,14 @@ type KeySink func(agent string, keys []string) error
 // shared is the terminal-side state the MCP projection reads. Its fields
 // are protected by Session.mu.
 type shared struct {
-	attention Attention
-	recent    []string
-	screen    string
-	hasScreen bool
-	keys      KeySink
-	approvals ApprovalSink
-	joins     JoinSink
+	attention     Attention
+	recent        []string
+	screen        string
+	screenVersion uint64
+	hasScreen     bool
+	keys          KeySink
+	approvals     ApprovalSink
+	joins         JoinSink
 
 	activity    []Action
 	activitySeq uint64
@@ -90,23 +91,25 @@ func (s *Session) Recent() []string {
 	return slices.Clone(s.shared.recent)
 }
 
-// SetScreen records what the owner's terminal shows now (styled text).
-func (s *Session) SetScreen(text string) {
+// SetScreen records what the owner's terminal shows now (styled text) and
+// the model snapshot version it shows.
+func (s *Session) SetScreen(text string, version uint64) {
 	s.mu.Lock()
 	changed := !s.shared.hasScreen || s.shared.screen != text
 	s.shared.screen, s.shared.hasScreen = text, true
+	s.shared.screenVersion = max(s.shared.screenVersion, version)
 	s.mu.Unlock()
 	if changed {
 		s.signal()
 	}
 }
 
-// Screen returns what the owner's terminal shows now, and whether a
-// terminal has drawn anything.
-func (s *Session) Screen() (string, bool) {
+// Screen returns what the owner's terminal shows now, the snapshot version
+// it shows, and whether a terminal has drawn anything.
+func (s *Session) Screen() (text string, version uint64, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.shared.screen, s.shared.hasScreen
+	return s.shared.screen, s.shared.screenVersion, s.shared.hasScreen
 }
 
 // SetKeySink installs where agent key presses go (the owner's terminal);

@@ -241,7 +241,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case SetPrimaryMsg:
 		m.opts.Primary = bool(msg)
 		if m.opts.Primary {
-			m.sess.SetScreen(m.Frame())
+			m.sess.SetScreen(m.Frame(), m.snap.Version)
 		}
 	case tea.KeyPressMsg:
 		m.sess.Touch()
@@ -283,7 +283,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.opts.Primary {
 			// The agent's answer carries the screen its keys produced,
 			// whenever the terminal itself gets to draw it.
-			m.sess.SetScreen(m.Frame())
+			m.sess.SetScreen(m.Frame(), m.snap.Version)
 		}
 		if msg.Result != nil {
 			msg.Result <- err
@@ -327,7 +327,7 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 func (m *Model) redraw() tea.Cmd {
 	if m.scr == nil {
 		if m.opts.Primary {
-			m.sess.SetScreen(m.Frame())
+			m.sess.SetScreen(m.Frame(), m.snap.Version)
 		}
 		return nil
 	}
@@ -341,7 +341,7 @@ func (m *Model) redraw() tea.Cmd {
 	m.lastDraw = time.Now()
 	frame := m.Frame()
 	if m.opts.Primary {
-		m.sess.SetScreen(frame)
+		m.sess.SetScreen(frame, m.snap.Version)
 	}
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)

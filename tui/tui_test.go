@@ -371,7 +371,7 @@ func TestAgentKeysActAsTypedWithTheAgentAsOrigin(t *testing.T) {
 	if o := s.Dispatcher.Snapshot().Origin; o != (dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "bot"}) {
 		t.Fatalf("origin %v", o)
 	}
-	if scr, _ := s.Screen(); !strings.Contains(stripEsc(scr), "hi") {
+	if scr, _, _ := s.Screen(); !strings.Contains(stripEsc(scr), "hi") {
 		t.Fatalf("published screen lacks the agent's text: %q", scr)
 	}
 	for _, keys := range [][]string{{"ctrl+c"}, {"h", "nosuchkey"}} {
@@ -575,7 +575,7 @@ func TestSetPrimaryMsg(t *testing.T) {
 		t.Fatal("a secondary terminal published its focus")
 	}
 	m.Update(SetPrimaryMsg(true))
-	if scr, ok := s.Screen(); !ok || !strings.Contains(stripEsc(scr), "[ Open ]") {
+	if scr, _, ok := s.Screen(); !ok || !strings.Contains(stripEsc(scr), "[ Open ]") {
 		t.Fatal("a promoted terminal did not publish its screen")
 	}
 	m.Update(key("tab"))

@@ -32,4 +32,5 @@ await client.callTool({ name: "demo.search_btn.click", arguments: {} });
 const shot = await client.callTool({ name: "raxol_screenshot", arguments: {} });
 console.log(shot.content[0].text);
 await new Promise((r) => setTimeout(r, 200)); // let the resource update arrive
+await transport.terminateSession(); // leave the session, not just the connection
 await client.close();

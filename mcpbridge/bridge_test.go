@@ -3,10 +3,12 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -613,4 +615,47 @@ func TestListChangedOnlyWhenTheAdvertisedSetChanges(t *testing.T) {
 	// Opening the modal changes the set: now one arrives.
 	call(t, cs, "app.open.click", nil)
 	waitFor(t, func() bool { return count() > before })
+}
+
+// dying is a RoundTripper that fails every request once killed, like an
+// agent process that went away.
+type dying struct {
+	base http.RoundTripper
+	dead atomic.Bool
+}
+
+func (d *dying) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d.dead.Load() {
+		return nil, errors.New("agent gone")
+	}
+	return d.base.RoundTrip(r)
+}
+
+// TestVanishedAgentsLeavePresence: an agent that disappears without
+// closing its MCP session is pinged out of the session.
+func TestVanishedAgentsLeavePresence(t *testing.T) {
+	e := &env{t: t, metrics: metrics.New()}
+	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", KeepAlive: 100 * time.Millisecond})
+	e.http = httptest.NewServer(e.bridge)
+	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
+	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+
+	rt := &dying{base: bearer{e.session.Token(), http.DefaultTransport}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "ghost", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitFor(t, func() bool { return len(e.session.Agents()) == 1 })
+	// A healthy agent stays through several pings.
+	time.Sleep(350 * time.Millisecond)
+	if len(e.session.Agents()) != 1 {
+		t.Fatal("a live agent was pinged out")
+	}
+	rt.dead.Store(true)
+	e.http.CloseClientConnections()
+	waitFor(t, func() bool { return len(e.session.Agents()) == 0 })
 }

@@ -84,11 +84,9 @@ func newConn(b *Bridge, se *session.Session) *conn {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-		InitializedHandler:        c.initialized,
-		KeepAlive:                 b.opts.KeepAlive,
-		KeepAliveFailureThreshold: 2,
-		SubscribeHandler:          c.subscribe,
-		UnsubscribeHandler:        c.unsubscribe,
+		InitializedHandler: c.initialized,
+		SubscribeHandler:   c.subscribe,
+		UnsubscribeHandler: c.unsubscribe,
 	})
 	// In order: count and rate-limit every call, authorize, then serve
 	// derived tools.
@@ -284,14 +282,50 @@ func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
 	ss := req.Session
 	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
 	c.b.opts.Metrics.MCPClient(1)
-	c.wg.Add(1)
+	ended := make(chan struct{})
+	c.wg.Add(2)
 	go func() {
 		defer c.wg.Done()
 		_ = ss.Wait()
+		close(ended)
 		detach()
 		c.limiters.Delete(ss)
 		c.b.opts.Metrics.MCPClient(-1)
 	}()
+	go func() {
+		defer c.wg.Done()
+		c.keepAlive(ss, ended)
+	}()
+}
+
+// keepAlive pings a client every KeepAlive; two failed pings in a row
+// close its session, so an agent that vanished without closing leaves the
+// session's presence. (The go-sdk's own keepalive races with Close in
+// v1.8.0, hence this.)
+func (c *conn) keepAlive(ss *mcp.ServerSession, ended <-chan struct{}) {
+	t := time.NewTicker(c.b.opts.KeepAlive)
+	defer t.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ended:
+			return
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.b.opts.KeepAlive)
+		err := ss.Ping(ctx, nil)
+		cancel()
+		if err == nil {
+			failures = 0
+			continue
+		}
+		if failures++; failures >= 2 {
+			_ = ss.Close()
+			return
+		}
+	}
 }
 
 // clientName is "<name> <version>" from the client's initialize, or

@@ -163,7 +163,9 @@ func apiKeyOwner(sum [sha256.Size]byte) session.Owner {
 }
 
 // verify checks a bearer token against every API key in constant time.
-func (h *headless) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+// A wrong key counts as a failed login from the request's address, as a
+// failed SSH login does.
+func (h *headless) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	sum := sha256.Sum256([]byte(token))
 	match := 0
 	for _, k := range h.keys {
@@ -171,6 +173,9 @@ func (h *headless) verify(_ context.Context, token string, _ *http.Request) (*au
 	}
 	if match != 1 {
 		h.s.metrics.MCPRejected("unauthorized")
+		if r != nil {
+			h.s.admit.authFailed(remoteIP(r))
+		}
 		return nil, auth.ErrInvalidToken
 	}
 	o := apiKeyOwner(sum)
@@ -192,6 +197,13 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !mcpbridge.HostAllowed(r, h.s.opts.MCPAllowedHosts) {
 		h.s.metrics.MCPRejected("host")
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
+		return
+	}
+	if h.s.admit.authBlocked(remoteIP(r)) {
+		// Too many wrong API keys from this address (the same budget as
+		// failed SSH logins).
+		h.s.metrics.MCPRejected("rate_limited")
+		http.Error(w, "too many failed authentications from your address; try again later", http.StatusTooManyRequests)
 		return
 	}
 	if r.ContentLength > controlBodyLimit {
@@ -802,4 +814,13 @@ func resolvePolicy(app App, opts Options) (authz.Policy, error) {
 		return authz.Policy{}, fmt.Errorf("server: %w", err)
 	}
 	return policy, nil
+}
+
+// remoteIP is the host part of a request's remote address.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -721,3 +721,34 @@ func (m *term) close() {
 		}
 	})
 }
+
+// TestWrongAPIKeysAreRateLimitedPerAddress: wrong keys spend the same
+// per-address budget as failed SSH logins; over it, even the right key is
+// refused with 429 until the budget refills.
+func TestWrongAPIKeysAreRateLimitedPerAddress(t *testing.T) {
+	srv := startHeadlessServer(t, Options{Limits: Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
+	post := func(key string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.HTTPAddr()+"/mcp",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(keyA); code != http.StatusOK {
+		t.Fatalf("right key: %d", code)
+	}
+	for i := range 2 {
+		if code := post("wrong-key-wrong-key-wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong key %d: %d", i, code)
+		}
+	}
+	if code := post(keyA); code != http.StatusTooManyRequests {
+		t.Fatalf("right key after the limit: %d, want 429", code)
+	}
+}

@@ -168,12 +168,13 @@ func (c *conn) control(name string) *mcp.CallToolResult {
 // reset their timeout on progress keep waiting.
 func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, args map[string]any, d authz.Decision) *mcp.CallToolResult {
 	req := session.ApprovalRequest{
-		ID:     randomID(),
-		Agent:  clientName(r.Session),
-		Tool:   name,
-		Widget: c.widgetLabel(name),
-		Args:   c.maskedArgs(name, args),
-		Prompt: d.Prompt,
+		ID:       randomID(),
+		Agent:    clientName(r.Session),
+		Tool:     name,
+		Widget:   c.widgetLabel(name),
+		Args:     c.maskedArgs(name, args),
+		Prompt:   d.Prompt,
+		Deadline: time.Now().Add(c.b.opts.ApprovalTimeout),
 	}
 	wctx, cancel := context.WithTimeout(ctx, c.b.opts.ApprovalTimeout)
 	defer cancel()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Attention is where the human's attention is in a terminal: the focused
@@ -210,6 +211,8 @@ type ApprovalRequest struct {
 	Args string
 	// Prompt is what the policy asks.
 	Prompt string
+	// Deadline is when an unanswered request is denied (zero: none).
+	Deadline time.Time
 }
 
 // Approval is the human's answer.

@@ -173,6 +173,9 @@ func (m *Model) approvalBox(width int) []string {
 		lines = append(lines, ui.Truncate("arguments: "+r.Args, inner))
 	}
 	lines = append(lines, th.Focused.Render(ui.Truncate("[a] allow once   [s] allow for this session   [d] deny", inner)))
+	if !r.Deadline.IsZero() {
+		lines = append(lines, th.Muted.Render(ui.Truncate("no answer by "+r.Deadline.Format("15:04:05")+" denies it", inner)))
+	}
 	if n := len(m.approvals) - 1; n > 0 {
 		lines = append(lines, th.Muted.Render(ui.Truncate(strings.Repeat("+", min(n, 3))+" more waiting", inner)))
 	}

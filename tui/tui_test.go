@@ -450,7 +450,8 @@ func TestApprovalPrompt(t *testing.T) {
 	m, s := newPrimary(t)
 	ask := func(id string) chan session.Approval {
 		reply := make(chan session.Approval, 1)
-		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}"}, Reply: reply})
+		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}",
+			Deadline: time.Date(2026, 1, 1, 12, 34, 56, 0, time.UTC)}, Reply: reply})
 		return reply
 	}
 	for _, tc := range []struct {
@@ -459,7 +460,8 @@ func TestApprovalPrompt(t *testing.T) {
 	}{{key("a"), session.ApprovedOnce}, {key("s"), session.ApprovedForSession}, {key("d"), session.Refused}, {key("esc"), session.Refused}} {
 		reply := ask("r1")
 		scr := screenText(m)
-		if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") {
+		if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") ||
+			!strings.Contains(scr, "no answer by 12:34:56 denies it") {
 			t.Fatalf("prompt not shown:\n%s", scr)
 		}
 		m.Update(tc.key)

@@ -93,7 +93,7 @@ func (s *Server) askToJoin(c *conn, ls *liveSession, code string) (tui.Role, boo
 	defer cancel()
 
 	if s.life.hasPrimary(ls) {
-		fmt.Fprintf(c.sess.Stderr(), "raxol-ssh: asking the session's owner to let you in (waiting up to %s)\n", timeout)
+		fmt.Fprintf(c.sess.Stderr(), "raxol-ssh: asking the session's owner to let you in (waiting up to %s)\n", humanDuration(timeout))
 	}
 	req := session.JoinRequest{ID: randomID(), User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
 	ans, err := ls.se.RequestJoin(ctx, req)
@@ -279,4 +279,18 @@ func (m *pickerModel) View() tea.View {
 	v := tea.NewView(b.String())
 	v.AltScreen = true
 	return v
+}
+
+// humanDuration writes a timeout as people say it: "60s", "5m", "1h30m".
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute || d%time.Minute != 0:
+		return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	case d > time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	default:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	}
 }

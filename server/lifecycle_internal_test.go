@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -38,5 +39,16 @@ func TestSendsToAStuckProgramAreBounded(t *testing.T) {
 	term.end()
 	if term.send(tui.NoticeMsg("late")) != nil {
 		t.Fatal("a send after the end was queued")
+	}
+}
+
+func TestHumanDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		60 * time.Second: "1m", 45 * time.Second: "45s", 90 * time.Second: "90s",
+		5 * time.Minute: "5m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m",
+	} {
+		if got := humanDuration(d); got != want {
+			t.Errorf("humanDuration(%s) = %q, want %q", d, got, want)
+		}
 	}
 }

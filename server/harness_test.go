@@ -160,6 +160,7 @@ type clientOpts struct {
 	noRead  bool         // never read stdout (a stuck client)
 	local   string       // local IP to dial from; "" means any
 	proxy   bool         // dial through a proxy that can stall the output
+	command string       // run this command (exec, as `ssh -t host cmd`) instead of a shell
 	hostKey gossh.HostKeyCallback
 }
 
@@ -295,7 +296,11 @@ func connectOn(t testing.TB, conn *gossh.Client, o clientOpts) *client {
 	if err != nil {
 		fail("StderrPipe", err)
 	}
-	if err := c.sess.Shell(); err != nil {
+	if o.command != "" {
+		if err := c.sess.Start(o.command); err != nil {
+			fail("Start "+o.command, err)
+		}
+	} else if err := c.sess.Shell(); err != nil {
 		fail("Shell", err)
 	}
 	// The emulator's replies to the program's terminal queries go back as

@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/vt"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/server"
@@ -22,89 +20,8 @@ const noSuchSessionLine = "raxol-ssh: no such session, or you may not join it"
 // when the test ends.
 func connectCmd(t testing.TB, addr string, o clientOpts, command string) *client {
 	t.Helper()
-	conn, err := dialSSH(t, addr, o)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	if o.w == 0 {
-		o.w = 100
-	}
-	if o.h == 0 {
-		o.h = 30
-	}
-	c := &client{
-		t:          t,
-		conn:       conn,
-		w:          o.w,
-		h:          o.h,
-		em:         vt.NewEmulator(o.w, o.h),
-		stderrDone: make(chan struct{}),
-		stdoutDone: make(chan struct{}),
-		exited:     make(chan struct{}),
-		ownsConn:   true,
-	}
-	fail := func(what string, err error) {
-		t.Helper()
-		_ = conn.Close()
-		t.Fatalf("%s: %v", what, err)
-	}
-	if c.sess, err = conn.NewSession(); err != nil {
-		fail("NewSession", err)
-	}
-	if err := c.sess.RequestPty("xterm-256color", o.h, o.w, gossh.TerminalModes{}); err != nil {
-		fail("RequestPty", err)
-	}
-	if c.stdin, err = c.sess.StdinPipe(); err != nil {
-		fail("StdinPipe", err)
-	}
-	stdout, err := c.sess.StdoutPipe()
-	if err != nil {
-		fail("StdoutPipe", err)
-	}
-	stderr, err := c.sess.StderrPipe()
-	if err != nil {
-		fail("StderrPipe", err)
-	}
-	if err := c.sess.Start(command); err != nil {
-		fail("Start "+command, err)
-	}
-	t.Cleanup(c.Close)
-	go func() { _, _ = io.Copy(c.stdin, c.em) }()
-	go func() {
-		defer close(c.stdoutDone)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := stdout.Read(buf)
-			if n > 0 {
-				c.mu.Lock()
-				_, _ = c.em.Write(buf[:n])
-				c.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer close(c.stderrDone)
-		buf := make([]byte, 4<<10)
-		for {
-			n, err := stderr.Read(buf)
-			if n > 0 {
-				c.errMu.Lock()
-				c.stderr.Write(buf[:n])
-				c.errMu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		c.exitErr = c.sess.Wait()
-		close(c.exited)
-	}()
-	return c
+	o.command = command
+	return connect(t, addr, o)
 }
 
 // joinAs connects with key as user and runs `join id`.

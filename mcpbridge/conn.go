@@ -55,9 +55,8 @@ type conn struct {
 	grants     authz.SessionGrants // tools the human allowed for the session
 
 	mu         sync.Mutex // protects the following
-	derived    []Derived
-	advertised []string // lens-selected names, session tools included
-	synced     uint64   // snapshot version the registered tools come from
+	advertised []string   // lens-selected names, session tools included
+	synced     uint64     // snapshot version the registered tools come from
 	registered map[string]bool
 	warned     map[string]bool
 	res        *resources
@@ -152,7 +151,6 @@ func (c *conn) sync() {
 	}))
 
 	c.mu.Lock()
-	c.derived = derived
 	want := map[string]bool{}
 	for _, n := range advertised {
 		if !isSessionTool(n) {

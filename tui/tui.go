@@ -124,7 +124,6 @@ type Model struct {
 	showAttach   bool
 	notice       string
 	frame        ui.Frame // last rendered app frame, for mouse hit tests
-	frameTop     int      // screen row where the app frame starts
 	scr          *screen  // nil when Options.Output is nil
 	lastDraw     time.Time
 	pending      bool   // a frameMsg is scheduled
@@ -272,7 +271,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMotionMsg:
 		// Hover only feeds the focus lens; nothing on screen changes.
 		mo := msg.Mouse()
-		id, _, _ := m.frame.HitTest(mo.X, mo.Y-m.frameTop)
+		id, _, _ := m.frame.HitTest(mo.X, mo.Y) // the app frame starts on the top row
 		if id != m.hover {
 			m.hover = id
 			m.publishAttention()
@@ -405,7 +404,7 @@ func (m *Model) click(mo tea.Mouse) {
 	if mo.Button != tea.MouseLeft {
 		return
 	}
-	id, rel, ok := m.frame.HitTest(mo.X, mo.Y-m.frameTop)
+	id, rel, ok := m.frame.HitTest(mo.X, mo.Y) // the app frame starts on the top row
 	if !ok {
 		return
 	}
@@ -550,7 +549,6 @@ func (m *Model) Frame() string {
 	} else {
 		m.frame = ui.Frame{}
 	}
-	m.frameTop = 0
 
 	lines := bottom
 	if appH > 0 {

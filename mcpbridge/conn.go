@@ -49,10 +49,14 @@ type conn struct {
 	sse        *mcp.SSEHandler
 	ctx        context.Context
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup      // the watcher and one presence waiter per client
-	token      string              // the session's token when the conn was made
-	limiters   sync.Map            // *mcp.ServerSession -> *rate.Limiter
-	grants     authz.SessionGrants // tools the human allowed for the session
+	wg         sync.WaitGroup // the watcher and one presence waiter per client
+	token      string         // the token HTTP clients authenticated with (watcher only)
+	// The tools derived from snapshot derivedFor (sync only: newConn,
+	// then the watcher).
+	derivedTools []Derived
+	derivedFor   uint64
+	limiters     sync.Map            // *mcp.ServerSession -> *rate.Limiter
+	grants       authz.SessionGrants // tools the human allowed for the session
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -139,7 +143,13 @@ func (c *conn) watch() {
 func (c *conn) sync() {
 	snap := c.sess.Dispatcher.Snapshot()
 	att := c.sess.Attention()
-	derived := Derive(c.b.opts.Namespace, snap.Tree, c.warnOnce)
+	// Screen, attention and presence changes wake sync too; the tools of
+	// a tree are derived once per snapshot.
+	if c.derivedFor != snap.Version || c.derivedTools == nil {
+		c.derivedTools = Derive(c.b.opts.Namespace, snap.Tree, c.warnOnce)
+		c.derivedFor = snap.Version
+	}
+	derived := c.derivedTools
 	advertised := lens.Names(lens.Select(lensTools(derived), lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,

@@ -56,6 +56,7 @@ type conn struct {
 	derivedTools []Derived
 	derivedFor   uint64
 	limiters     sync.Map            // *mcp.ServerSession -> *rate.Limiter
+	present      sync.Map            // *mcp.ServerSession -> struct{}: presence recorded
 	grants       authz.SessionGrants // tools the human allowed for the session
 
 	mu         sync.Mutex // protects the following
@@ -284,10 +285,22 @@ func toolDef(d Derived) *mcp.Tool {
 	return t
 }
 
-// initialized records an agent's presence in the session until its MCP
-// session closes.
+// initialized records an agent's presence (if initialize did not).
 func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
-	ss := req.Session
+	c.attach(req.Session)
+}
+
+// attach records an agent's presence in the session until its MCP session
+// closes; once per client. It runs when the client's initialize has been
+// answered (before its Connect returns), and again, as a no-op, on its
+// notifications/initialized, which the SDK may handle much later.
+func (c *conn) attach(ss *mcp.ServerSession) {
+	if ss == nil {
+		return
+	}
+	if _, seen := c.present.LoadOrStore(ss, struct{}{}); seen {
+		return
+	}
 	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
 	c.b.opts.Metrics.MCPClient(1)
 	ended := make(chan struct{})
@@ -298,6 +311,7 @@ func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
 		close(ended)
 		detach()
 		c.limiters.Delete(ss)
+		c.present.Delete(ss)
 		c.b.opts.Metrics.MCPClient(-1)
 	}()
 	go func() {
@@ -365,6 +379,14 @@ func (c *conn) close() {
 // meter times and counts every tools/call, and rate-limits each client.
 func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			res, err := next(ctx, method, req)
+			if err == nil {
+				ss, _ := req.GetSession().(*mcp.ServerSession)
+				c.attach(ss)
+			}
+			return res, err
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}

@@ -448,7 +448,9 @@ func TestMalformedRequestsGetClearErrors(t *testing.T) {
 	if code, body := post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"app.name.type_into","arguments":"nope"}}`); code != http.StatusOK || !strings.Contains(body, "arguments must be a JSON object") {
 		t.Errorf("arguments not an object: %d %q", code, body)
 	}
-	if code, body := post(`{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`); !strings.Contains(body, "-32601") && code == http.StatusOK {
+	// The SDK refuses methods it does not know before parsing them as a
+	// call: a 400 that names the method.
+	if code, body := post(`{"jsonrpc":"2.0","id":8,"method":"no/such/method"}`); code != http.StatusBadRequest || !strings.Contains(body, `"no/such/method" unsupported`) {
 		t.Errorf("unknown method: %d %q", code, body)
 	}
 	// The session is unharmed.

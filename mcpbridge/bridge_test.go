@@ -203,12 +203,16 @@ func TestAgentDrivesTheSessionModel(t *testing.T) {
 			if out["result"].(map[string]any)["value"] != "hello" {
 				t.Fatalf("get_value %v", out)
 			}
-			// Presence is recorded when the server handles the client's
-			// notifications/initialized, which may come after its calls.
-			waitFor(t, func() bool {
-				agents := e.session.Agents()
-				return len(agents) == 1 && agents[0].Name == "test-agent 1.0"
-			})
+			// The client is on a protocol with initialize (the SDK's
+			// client asks for the stateless 2026-07-28 first), and its
+			// presence was recorded when initialize was answered, before
+			// Connect returned.
+			if v := cs.InitializeResult().ProtocolVersion; v >= "2026-07-28" {
+				t.Fatalf("negotiated protocol %s: the session's server speaks only versions with initialize", v)
+			}
+			if agents := e.session.Agents(); len(agents) != 1 || agents[0].Name != "test-agent 1.0" {
+				t.Fatalf("agents %+v", agents)
+			}
 		})
 	}
 }

@@ -88,9 +88,10 @@ func newConn(b *Bridge, se *session.Session) *conn {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		},
-		InitializedHandler: c.initialized,
-		SubscribeHandler:   c.subscribe,
-		UnsubscribeHandler: c.unsubscribe,
+		InitializedHandler:        c.initialized,
+		SubscribeHandler:          c.subscribe,
+		UnsubscribeHandler:        c.unsubscribe,
+		SupportedProtocolVersions: handshakeVersions(),
 	})
 	// In order: count and rate-limit every call, authorize, then serve
 	// derived tools.
@@ -110,6 +111,27 @@ func newConn(b *Bridge, se *session.Session) *conn {
 	c.wg.Add(1)
 	go c.watch()
 	return c
+}
+
+// statelessProtocol is the first protocol version without initialize
+// (SEP-2575).
+const statelessProtocol = "2026-07-28"
+
+// handshakeVersions are the protocol versions a session's server speaks:
+// those with initialize, up to 2025-11-25. Presence, subscriptions and
+// approvals are built on an initialized, long-lived client session, and a
+// client must get the same server whichever transport it uses. Narrowing the
+// server (not only a transport) matters: the SDK's SSE handler can answer a
+// client's server/discover before it has narrowed the versions to what SSE
+// serves, and a client that got 2026-07-28 then never sends initialize.
+func handshakeVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < statelessProtocol {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // watch re-projects the session whenever its model or its terminal-side

@@ -97,22 +97,6 @@ func (n *namedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	return namedConn{Connection: c, id: n.id}, nil
 }
 
-// statelessProtocol is the first protocol version without initialize
-// (SEP-2575).
-const statelessProtocol = "2026-07-28"
-
-// SupportsProtocolVersion keeps these clients on the protocol versions the
-// session's HTTP endpoints serve (those with initialize, up to 2025-11-25):
-// presence, subscriptions and approvals are built on an initialized,
-// long-lived client session, and a client must get the same server
-// whichever transport it uses.
-func (n *namedTransport) SupportsProtocolVersion(v string) bool {
-	if pvs, ok := n.t.(mcp.ProtocolVersionSupporter); ok && !pvs.SupportsProtocolVersion(v) {
-		return false
-	}
-	return v < statelessProtocol
-}
-
 type namedConn struct {
 	mcp.Connection
 	id string

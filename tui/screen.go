@@ -18,10 +18,17 @@ import (
 // Bubble Tea's renderer redraws from a 60 Hz ticker in every program, which
 // costs CPU for every idle session; this one does nothing until there is a
 // new frame. It is used only from the program's event loop goroutine.
+//
+// The renderer keeps a copy of what the terminal shows, the largest part of
+// an idle session's memory; release drops it, and the next draw rebuilds it
+// from the last frame's content without writing anything, so the terminal
+// still gets only the cells that changed.
 type screen struct {
 	w             io.Writer
 	buf           bytes.Buffer
-	scr           *uv.TerminalRenderer
+	env           []string
+	profile       colorprofile.Profile
+	scr           *uv.TerminalRenderer // nil while released
 	width, height int
 	last          string // content of the last frame drawn
 	dirty         bool   // the next draw must happen even if content is unchanged
@@ -30,13 +37,64 @@ type screen struct {
 }
 
 func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
-	s := &screen{w: w, width: max(width, 1), height: max(height, 1), dirty: true}
-	s.scr = uv.NewTerminalRenderer(&s.buf, env)
-	s.scr.SetColorProfile(profile)
-	s.scr.SetTabStops(-1)
-	s.scr.SetScrollOptim(true)
-	s.scr.Resize(s.width, s.height)
+	s := &screen{w: w, env: env, profile: profile, width: max(width, 1), height: max(height, 1), dirty: true}
+	s.scr = s.newRenderer()
 	return s
+}
+
+func (s *screen) newRenderer() *uv.TerminalRenderer {
+	r := uv.NewTerminalRenderer(&s.buf, s.env)
+	r.SetColorProfile(s.profile)
+	r.SetTabStops(-1)
+	r.SetScrollOptim(true)
+	r.Resize(s.width, s.height)
+	return r
+}
+
+// renderer returns the renderer, rebuilding it if it was released.
+func (s *screen) renderer() *uv.TerminalRenderer {
+	if s.scr != nil {
+		return s.scr
+	}
+	s.scr = s.newRenderer()
+	if !s.started {
+		return s.scr
+	}
+	// As start left it, minus the output.
+	s.scr.SaveCursor()
+	s.scr.SetFullscreen(true)
+	s.scr.SetRelativeCursor(false)
+	s.scr.Erase()
+	if s.dirty {
+		return s.scr // the next draw repaints everything anyway
+	}
+	// Draw the last frame into the new renderer and throw the output away:
+	// the renderer now holds what the terminal shows. Every render ends
+	// with the default pen; the cursor position is forgotten, so the next
+	// move is absolute.
+	mark := s.buf.Len()
+	s.render(s.last)
+	_ = s.scr.Flush()
+	s.buf.Truncate(mark)
+	s.scr.SetPosition(-1, -1)
+	return s.scr
+}
+
+// release drops the renderer and its copy of the screen; the next draw
+// rebuilds them. For idle terminals.
+func (s *screen) release() {
+	if s.started && !s.closed {
+		s.scr = nil
+	}
+}
+
+// setProfile changes the color profile; the next draw repaints.
+func (s *screen) setProfile(p colorprofile.Profile) {
+	s.profile = p
+	if s.scr != nil {
+		s.scr.SetColorProfile(p)
+	}
+	s.dirty = true
 }
 
 // frames holds the buffers new frames are composed in. A frame buffer is
@@ -73,9 +131,11 @@ func (s *screen) resize(width, height int) {
 		return
 	}
 	s.width, s.height = width, height
-	s.scr.Erase()
-	s.scr.Resize(width, height)
 	s.dirty = true
+	if s.scr != nil {
+		s.scr.Erase()
+		s.scr.Resize(width, height)
+	}
 }
 
 // draw shows content (at most height lines of styled text). It writes
@@ -84,8 +144,19 @@ func (s *screen) draw(content string) error {
 	if s.closed || (!s.dirty && content == s.last) {
 		return nil
 	}
+	s.renderer()
 	s.dirty = false
 	s.last = content
+	s.render(content)
+	if err := s.scr.Flush(); err != nil {
+		return fmt.Errorf("tui: render: %w", err)
+	}
+	return s.flush()
+}
+
+// render composes content in a pooled frame buffer and renders it into the
+// renderer's output buffer.
+func (s *screen) render(content string) {
 	buf := frames.Get().(*uv.ScreenBuffer)
 	defer frames.Put(buf)
 	if buf.Width() != s.width || buf.Height() != s.height {
@@ -98,10 +169,6 @@ func (s *screen) draw(content string) error {
 	}
 	uv.NewStyledString(content).Draw(buf, buf.Bounds())
 	s.scr.Render(buf.RenderBuffer)
-	if err := s.scr.Flush(); err != nil {
-		return fmt.Errorf("tui: render: %w", err)
-	}
-	return s.flush()
 }
 
 // close restores the terminal: mouse and paste modes off, cursor shown,
@@ -111,6 +178,7 @@ func (s *screen) close() error {
 		s.closed = true
 		return nil
 	}
+	s.renderer()
 	s.closed = true
 	s.scr.MoveTo(0, s.height-1)
 	_ = s.scr.Flush()

@@ -110,3 +110,79 @@ func BenchmarkScreenDraw(b *testing.B) {
 		_ = s.draw(frames[i%2])
 	}
 }
+
+// TestReleasedScreenRedrawsOnlyWhatChanged: a screen whose renderer was
+// released between two frames ends up showing exactly what one that kept
+// it shows, styles included, and sends about as little.
+func TestReleasedScreenRedrawsOnlyWhatChanged(t *testing.T) {
+	const w, h = 40, 8
+	kept, ek := newEmuScreen(w, h)
+	freed, ef := newEmuScreen(w, h)
+	row := func(i int, s string) string { return "\x1b[1;34m" + s + "\x1b[m row " + string(rune('a'+i)) }
+	var f1, f2 []string
+	for i := range h {
+		f1 = append(f1, row(i, "first"))
+		f2 = append(f2, row(i, "first"))
+	}
+	f2[3] = "\x1b[31mchanged\x1b[m here"
+	frame1, frame2 := strings.Join(f1, "\n"), strings.Join(f2, "\n")
+
+	var out [2]strings.Builder
+	kept.w, freed.w = io.MultiWriter(ek, &out[0]), io.MultiWriter(ef, &out[1])
+	for _, s := range []*screen{kept, freed} {
+		if err := s.start(""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.draw(frame1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := out[1].Len()
+	freed.release()
+	if freed.scr != nil {
+		t.Fatal("release kept the renderer")
+	}
+	// An unchanged frame needs no renderer and writes nothing.
+	if err := freed.draw(frame1); err != nil || freed.scr != nil || out[1].Len() != full {
+		t.Fatalf("unchanged frame after release: err %v, renderer rebuilt %v, %d bytes written", err, freed.scr != nil, out[1].Len()-full)
+	}
+	out[0].Reset()
+	out[1].Reset()
+	for _, s := range []*screen{kept, freed} {
+		if err := s.draw(frame2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := lines(ef.em), lines(ek.em); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("released screen shows\n%q\nwant\n%q", got, want)
+	}
+	for y := range h {
+		for x := range w {
+			if a, b := ef.em.CellAt(x, y), ek.em.CellAt(x, y); a.Content != b.Content || !a.Style.Equal(&b.Style) {
+				t.Fatalf("cell %d,%d: released %+v, kept %+v", x, y, a, b)
+			}
+		}
+	}
+	if got := lines(ef.em)[3]; got != "changed here" {
+		t.Fatalf("row 3 shows %q", got)
+	}
+	if n, k := out[1].Len(), out[0].Len(); n > k+16 || n*4 > full {
+		t.Fatalf("after release the change took %d bytes (kept renderer: %d, whole first frame: %d)", n, k, full)
+	}
+
+	// Released again and resized: the next frame is repainted whole.
+	freed.release()
+	ef.em.Resize(30, 5)
+	freed.resize(30, 5)
+	if err := freed.draw("small\nframe"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(ef.em); got[0] != "small" || got[1] != "frame" || got[2] != "" {
+		t.Fatalf("after release and resize: %q", got)
+	}
+	// Close rebuilds what it needs and restores the terminal.
+	freed.release()
+	if err := freed.close(); err != nil || ef.em.IsAltScreen() {
+		t.Fatalf("close after release: err %v, still on the alternate screen %v", err, ef.em.IsAltScreen())
+	}
+}

@@ -48,7 +48,15 @@ type Options struct {
 	Primary bool
 	// Role is what this terminal may do; the zero value is RoleOwner.
 	Role Role
+	// IdleRelease is how long a terminal draws nothing before its copy of
+	// the screen is released (and rebuilt, without output, at the next
+	// frame); 0 means DefaultIdleRelease, negative never.
+	IdleRelease time.Duration
 }
+
+// DefaultIdleRelease is how long a terminal stays idle before its copy of
+// the screen is released.
+const DefaultIdleRelease = 5 * time.Second
 
 // Role is what a terminal may do in a session.
 type Role int
@@ -126,8 +134,10 @@ type Model struct {
 	frame        ui.Frame // last rendered app frame, for mouse hit tests
 	scr          *screen  // nil when Options.Output is nil
 	lastDraw     time.Time
-	pending      bool   // a frameMsg is scheduled
-	hover        string // widget under the mouse
+	pending      bool          // a frameMsg is scheduled
+	idle         *time.Timer   // marks idleC once no frame was drawn for IdleRelease
+	idleC        chan struct{} // buffered 1
+	hover        string        // widget under the mouse
 	approvals    []pendingApproval
 	highlight    string // widget an agent just acted on
 	lastAgent    session.Action
@@ -168,6 +178,17 @@ func New(sess *session.Session, opts Options) *Model {
 	if opts.Output != nil {
 		m.scr = newScreen(opts.Output, opts.Environ, opts.ColorProfile, m.width, m.height)
 	}
+	if opts.IdleRelease == 0 {
+		m.opts.IdleRelease = DefaultIdleRelease
+	}
+	m.idleC = make(chan struct{}, 1)
+	m.idle = time.AfterFunc(time.Hour, func() {
+		select {
+		case m.idleC <- struct{}{}:
+		default:
+		}
+	})
+	m.idle.Stop()
 	m.fixFocus()
 	return m
 }
@@ -178,6 +199,7 @@ func New(sess *session.Session, opts Options) *Model {
 func (m *Model) Close() {
 	m.close.Do(func() {
 		close(m.done)
+		m.idle.Stop()
 		m.refuseAll() // a prompt left open when the terminal goes is refused
 		m.sub.Close()
 		m.stopPresence()
@@ -206,6 +228,8 @@ func (m *Model) waitSnapshot() tea.Cmd {
 			return snapshotMsg{}
 		case <-m.presence:
 			return snapshotMsg{} // redraw the status bar
+		case <-m.idleC:
+			return idleMsg{}
 		case <-m.done:
 			return nil
 		}
@@ -223,6 +247,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.seq == m.seenAgentSeq {
 			m.highlight = ""
 		}
+	case idleMsg:
+		if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
+			m.scr.release()
+		}
+		return m, m.waitSnapshot()
 	case frameMsg:
 		m.pending = false
 	case tea.WindowSizeMsg:
@@ -232,8 +261,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tea.ColorProfileMsg:
 		if m.scr != nil {
-			m.scr.scr.SetColorProfile(msg.Profile)
-			m.scr.dirty = true
+			m.scr.setProfile(msg.Profile)
 		}
 	case NoticeMsg:
 		m.notice = string(msg)
@@ -344,7 +372,20 @@ func (m *Model) redraw() tea.Cmd {
 	}
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
+	m.armIdle()
 	return nil
+}
+
+// idleMsg says the terminal may have drawn nothing for IdleRelease.
+type idleMsg struct{}
+
+// armIdle (re)starts the idle timer after a frame. The timer sends nothing
+// itself: it marks idleC, which the snapshot-waiting command turns into an
+// idleMsg.
+func (m *Model) armIdle() {
+	if m.opts.IdleRelease > 0 {
+		m.idle.Reset(m.opts.IdleRelease)
+	}
 }
 
 func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {

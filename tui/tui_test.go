@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/vt"
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
@@ -583,5 +585,57 @@ func TestSetPrimaryMsg(t *testing.T) {
 	m.Update(key("tab"))
 	if s.Attention().Focus != "pw" {
 		t.Fatalf("a promoted terminal's focus %q was not published", s.Attention().Focus)
+	}
+}
+
+// TestIdleTerminalReleasesItsScreenCopy: a terminal that drew nothing for
+// IdleRelease drops the renderer's copy of the screen, and the next change
+// still reaches the terminal correctly.
+func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, ok, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil || !ok {
+		t.Fatalf("start session: ok=%v err=%v", ok, err)
+	}
+	ew := &emuWriter{em: vt.NewEmulator(80, 24)}
+	m := New(s, Options{Terminal: "u", Output: ew, Environ: []string{"TERM=xterm-256color"}, ColorProfile: colorprofile.ANSI256, IdleRelease: 20 * time.Millisecond})
+	t.Cleanup(m.Close)
+	m.Init()
+	if m.scr.scr == nil {
+		t.Fatal("no renderer after the first frame")
+	}
+	// The waiting command yields idleMsg once the terminal has been quiet.
+	msg := m.waitSnapshot()()
+	if _, ok := msg.(idleMsg); !ok {
+		t.Fatalf("wait returned %T, want idleMsg", msg)
+	}
+	m.Update(msg)
+	if m.scr.scr != nil {
+		t.Fatal("idle terminal kept its renderer")
+	}
+	if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
+		ui.TextInputChanged{ID: "name", Text: "after-idle"}); err != nil {
+		t.Fatal(err)
+	}
+	msg = m.waitSnapshot()()
+	if _, ok := msg.(snapshotMsg); !ok {
+		t.Fatalf("wait returned %T, want snapshotMsg", msg)
+	}
+	m.Update(msg)
+	if !strings.Contains(ew.em.String(), "after-idle") {
+		t.Fatalf("change after release not on the terminal:\n%s", ew.em.String())
+	}
+	if m.scr.scr == nil {
+		t.Fatal("renderer not rebuilt for the new frame")
+	}
+
+	// A negative IdleRelease never releases.
+	m2 := New(s, Options{Terminal: "v", Output: &emuWriter{em: vt.NewEmulator(80, 24)}, IdleRelease: -1})
+	t.Cleanup(m2.Close)
+	m2.Init()
+	go func() { time.Sleep(100 * time.Millisecond); m2.Close() }()
+	if msg := m2.waitSnapshot()(); msg != nil {
+		t.Fatalf("wait returned %T with IdleRelease < 0, want nil after Close", msg)
 	}
 }

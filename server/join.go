@@ -95,7 +95,7 @@ func (s *Server) askToJoin(c *conn, ls *liveSession, code string) (tui.Role, boo
 	if s.life.hasPrimary(ls) {
 		fmt.Fprintf(c.sess.Stderr(), "raxol-ssh: asking the session's owner to let you in (waiting up to %s)\n", humanDuration(timeout))
 	}
-	req := session.JoinRequest{ID: randomID(), User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
+	req := session.JoinRequest{ID: randomID(), User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote, Deadline: time.Now().Add(timeout)}
 	ans, err := ls.se.RequestJoin(ctx, req)
 	if errors.Is(err, session.ErrNoTerminal) && !ls.sshOwned {
 		if code == "" {

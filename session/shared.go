@@ -264,6 +264,8 @@ type JoinRequest struct {
 	User           string
 	KeyFingerprint string
 	RemoteAddr     string
+	// Deadline is when an unanswered request is refused (zero: none).
+	Deadline time.Time
 }
 
 // JoinAnswer is the owner's answer to a join request.

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -48,6 +50,14 @@ func (p pendingApproval) id() string {
 		return p.join.ID
 	}
 	return p.req.ID
+}
+
+// deadline is when the prompt answers itself with a refusal (zero: never).
+func (p pendingApproval) deadline() time.Time {
+	if p.join != nil {
+		return p.join.Deadline
+	}
+	return p.req.Deadline
 }
 
 func (p pendingApproval) refuse() {
@@ -154,6 +164,9 @@ func (m *Model) approvalBox(width int) []string {
 			ui.Truncate(who+" from "+j.RemoteAddr, inner),
 			th.Focused.Render(ui.Truncate("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)),
 		}
+		if d := m.approvals[0].deadline(); !d.IsZero() {
+			lines = append(lines, th.Muted.Render(ui.Truncate("refused in "+secondsLeft(d)+" without an answer", inner)))
+		}
 		box := lipgloss.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(lipgloss.BrightYellow).Padding(0, 1).Width(width).MaxWidth(width)
 		return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
 	}
@@ -174,11 +187,38 @@ func (m *Model) approvalBox(width int) []string {
 	}
 	lines = append(lines, th.Focused.Render(ui.Truncate("[a] allow once   [s] allow for this session   [d] deny", inner)))
 	if !r.Deadline.IsZero() {
-		lines = append(lines, th.Muted.Render(ui.Truncate("no answer by "+r.Deadline.Format("15:04:05")+" denies it", inner)))
+		lines = append(lines, th.Muted.Render(ui.Truncate("denied in "+secondsLeft(r.Deadline)+" without an answer", inner)))
 	}
 	if n := len(m.approvals) - 1; n > 0 {
 		lines = append(lines, th.Muted.Render(ui.Truncate(strings.Repeat("+", min(n, 3))+" more waiting", inner)))
 	}
 	box := lipgloss.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(lipgloss.BrightYellow).Padding(0, 1).Width(width).MaxWidth(width)
 	return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+}
+
+// secondsLeft is the time until d in whole seconds, rounded up: "45 s".
+func secondsLeft(d time.Time) string {
+	left := time.Until(d)
+	return strconv.Itoa(max(0, int((left+time.Second-1)/time.Second))) + " s"
+}
+
+// countdownMsg redraws an open prompt's countdown.
+type countdownMsg struct{}
+
+// tickCountdown schedules the next countdown redraw while the prompt on
+// top has a deadline, at the next whole second before it; one at a time.
+func (m *Model) tickCountdown() tea.Cmd {
+	if m.ticking || len(m.approvals) == 0 {
+		return nil
+	}
+	d := m.approvals[0].deadline()
+	if d.IsZero() {
+		return nil
+	}
+	wait := time.Until(d) % time.Second
+	if wait <= 0 {
+		wait = time.Second
+	}
+	m.ticking = true
+	return tea.Tick(wait, func(time.Time) tea.Msg { return countdownMsg{} })
 }

@@ -135,6 +135,7 @@ type Model struct {
 	scr          *screen  // nil when Options.Output is nil
 	lastDraw     time.Time
 	pending      bool          // a frameMsg is scheduled
+	ticking      bool          // a countdownMsg is scheduled
 	idle         *time.Timer   // marks idleC once no frame was drawn for IdleRelease
 	idleC        chan struct{} // buffered 1
 	hover        string        // widget under the mouse
@@ -254,6 +255,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.waitSnapshot()
 	case frameMsg:
 		m.pending = false
+	case countdownMsg:
+		m.ticking = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 1), max(msg.Height, 1)
 		if m.scr != nil {
@@ -319,7 +322,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.publishAttention()
-	return m, tea.Batch(cmd, m.redraw())
+	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown())
 }
 
 // publishAttention tells the session where the human's attention is, when

@@ -453,7 +453,7 @@ func TestApprovalPrompt(t *testing.T) {
 	ask := func(id string) chan session.Approval {
 		reply := make(chan session.Approval, 1)
 		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}",
-			Deadline: time.Date(2026, 1, 1, 12, 34, 56, 0, time.UTC)}, Reply: reply})
+			Deadline: time.Now().Add(45 * time.Second)}, Reply: reply})
 		return reply
 	}
 	for _, tc := range []struct {
@@ -463,7 +463,7 @@ func TestApprovalPrompt(t *testing.T) {
 		reply := ask("r1")
 		scr := screenText(m)
 		if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") ||
-			!strings.Contains(scr, "no answer by 12:34:56 denies it") {
+			!(strings.Contains(scr, "denied in 45 s without an answer") || strings.Contains(scr, "denied in 44 s without an answer")) {
 			t.Fatalf("prompt not shown:\n%s", scr)
 		}
 		m.Update(tc.key)
@@ -492,6 +492,24 @@ func TestApprovalPrompt(t *testing.T) {
 	if got := <-reply; got != session.Refused {
 		t.Fatalf("withdrawn: %v", got)
 	}
+	// The countdown is redrawn every second while a prompt is open.
+	reply = make(chan session.Approval, 1)
+	m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: "r5", Agent: "bot", Tool: "test.go.click", Deadline: time.Now().Add(2300 * time.Millisecond)}, Reply: reply})
+	if !m.ticking || !strings.Contains(screenText(m), "denied in 3 s") {
+		t.Fatalf("countdown not started (ticking %v):\n%s", m.ticking, screenText(m))
+	}
+	m.ticking = false
+	tick := m.tickCountdown()
+	m.Update(tick())
+	if !strings.Contains(screenText(m), "denied in 2 s") || !m.ticking {
+		t.Fatalf("countdown not redrawn a second later (ticking %v):\n%s", m.ticking, screenText(m))
+	}
+	m.Update(key("d"))
+	<-reply
+	m.Update(countdownMsg{})
+	if m.ticking {
+		t.Fatal("countdown still ticking with no prompt open")
+	}
 	// Prompts left open when the terminal closes are refused.
 	r3, r4 := ask("r3"), ask("r4")
 	if !strings.Contains(screenText(m), "more waiting") {
@@ -510,8 +528,8 @@ func TestJoinPromptAndRoles(t *testing.T) {
 		want session.JoinAnswer
 	}{{"o", session.JoinAsObserver}, {"r", session.JoinAsDriver}, {"n", session.JoinRefused}} {
 		reply := make(chan session.JoinAnswer, 1)
-		m.Update(JoinMsg{Req: session.JoinRequest{ID: "j", User: "stranger", RemoteAddr: "10.0.0.9:5555"}, Reply: reply})
-		if !strings.Contains(screenText(m), "stranger from 10.0.0.9:5555") {
+		m.Update(JoinMsg{Req: session.JoinRequest{ID: "j", User: "stranger", RemoteAddr: "10.0.0.9:5555", Deadline: time.Now().Add(30500 * time.Millisecond)}, Reply: reply})
+		if scr := screenText(m); !strings.Contains(scr, "stranger from 10.0.0.9:5555") || !strings.Contains(scr, "refused in 31 s without an answer") {
 			t.Fatalf("join prompt not shown:\n%s", screenText(m))
 		}
 		m.Update(key(tc.key))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -556,5 +557,25 @@ func TestSessionListedOnceStarted(t *testing.T) {
 	<-watcherDone
 	if nilSeen.Load() {
 		t.Errorf("Sessions().List() returned a session without a Dispatcher")
+	}
+}
+
+// TestAttachPanelURLOnAWildcardListener: with HTTP on every interface and
+// no public URL, the attach panel shows the address the SSH client reached
+// the server on, with the HTTP port, and that URL answers.
+func TestAttachPanelURLOnAWildcardListener(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{HTTPAddr: "0.0.0.0:0"})
+	_, port, err := net.SplitHostPort(srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, srv.SSHAddr(), clientOpts{})
+	id := waitDemo(t, c)
+	c.Key(keyCtrlO)
+	want := "http://127.0.0.1:" + port + "/sessions/" + id + "/mcp"
+	c.WaitFor(t, want, waitShort)
+	if code, _ := httpGet(t, "127.0.0.1:"+port, "/healthz"); code != http.StatusOK {
+		t.Fatalf("the URL's host does not answer: %d", code)
 	}
 }

@@ -308,7 +308,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	h.sessions[se.ID] = e
 	h.mu.Unlock()
 	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User)
-	base := strings.TrimRight(h.s.publicURL(), "/") + "/sessions/" + se.ID
+	base := strings.TrimRight(h.s.publicURL(nil), "/") + "/sessions/" + se.ID
 	return jsonToolResult(map[string]any{
 		"id":           se.ID,
 		"mcp_url":      base + "/mcp",
@@ -382,7 +382,7 @@ func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			continue
 		}
 		en := entry{ID: e.id, Created: e.created.UTC().Format(time.RFC3339), Attached: []attached{},
-			MCPURL: strings.TrimRight(h.s.publicURL(), "/") + "/sessions/" + e.id + "/mcp"}
+			MCPURL: strings.TrimRight(h.s.publicURL(nil), "/") + "/sessions/" + e.id + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})
 		}

@@ -411,12 +411,47 @@ func (s *Server) addr(ln func() net.Listener) string {
 	return ""
 }
 
-// publicURL is the base URL shown to humans for the MCP endpoints.
-func (s *Server) publicURL() string {
+// publicURL is the base URL shown to humans and agents for the MCP
+// endpoints; via is the local address of the connection they reached the
+// server on (nil when unknown).
+func (s *Server) publicURL(via net.Addr) string {
+	return baseURL(s.opts.PublicURL, s.HTTPAddr(), via)
+}
+
+// baseURL is public when set. Otherwise it is the HTTP listener's address,
+// except that a listener on every interface (0.0.0.0, [::]) is no address
+// to connect to: then the host is the one the client reached this server
+// on (via: on a host without NAT the same interface serves HTTP), else
+// localhost. Behind NAT or a proxy only public is right.
+func baseURL(public, httpAddr string, via net.Addr) string {
+	if public != "" {
+		return public
+	}
+	host, port, err := net.SplitHostPort(httpAddr)
+	if err != nil {
+		return "http://" + httpAddr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+		if tcp, ok := via.(*net.TCPAddr); ok && tcp.IP != nil && !tcp.IP.IsUnspecified() {
+			host = tcp.IP.String()
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// describePublicURL says, for the posture line, which base URL humans and
+// agents are shown. Called with s.mu held.
+func (s *Server) describePublicURL() string {
 	if s.opts.PublicURL != "" {
 		return s.opts.PublicURL
 	}
-	return "http://" + s.HTTPAddr()
+	httpAddr := s.httpLn.Addr().String()
+	host, port, err := net.SplitHostPort(httpAddr)
+	if ip := net.ParseIP(host); err == nil && (host == "" || (ip != nil && ip.IsUnspecified())) {
+		return "http://<the address each SSH client reached>:" + port + " (HTTP on every interface; set --public-url behind NAT, a proxy or a container's port mapping)"
+	}
+	return baseURL("", httpAddr, nil)
 }
 
 func (s *Server) logPosture() {
@@ -442,6 +477,7 @@ func (s *Server) logPosture() {
 		"max_session_duration", l.MaxSessionDuration,
 		"mcp_policy", s.policy.Describe,
 		"headless_mcp", s.headless.posture(),
+		"public_url", s.describePublicURL(),
 		"host_key", s.hostKey.Path,
 		"host_key_fingerprint", s.hostKey.Fingerprint(),
 	)

@@ -208,7 +208,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	w, h := c.size()
 	model := tui.New(se, tui.Options{
 		Terminal:     c.user,
-		BaseURL:      s.publicURL(),
+		BaseURL:      s.publicURL(c.sess.LocalAddr()),
 		Output:       s.metrics.CountingWriter(c.sess),
 		Environ:      environ,
 		ColorProfile: colorprofile.Env(environ),

@@ -28,11 +28,12 @@ const (
 // Limits that can reject a connection, the values of the "limit" label of
 // raxol_ssh_limit_rejections_total.
 const (
-	LimitMaxConnections     = "max_connections"       // server-wide connection cap
-	LimitMaxPerIP           = "max_per_ip"            // connections from one address
-	LimitMaxSessionsPerUser = "max_sessions_per_user" // sessions of one user
-	LimitAuthFailures       = "auth_failures"         // too many failed logins from one address
-	LimitOther              = "other"                 // anything not listed above
+	LimitMaxConnections     = "max_connections"         // server-wide connection cap
+	LimitMaxPerIP           = "max_per_ip"              // connections from one address
+	LimitMaxSessionsPerUser = "max_sessions_per_user"   // sessions of one user
+	LimitAuthFailures       = "auth_failures"           // too many failed logins from one address
+	LimitSessionsPerConn    = "sessions_per_connection" // session channels open on one connection
+	LimitOther              = "other"                   // anything not listed above
 )
 
 var (
@@ -40,7 +41,7 @@ var (
 		OutcomeOK, OutcomeError, OutcomeNoPTY, OutcomeAuthFailed, OutcomeRejected,
 		OutcomeIdleTimeout, OutcomeMaxDuration, OutcomeShutdown, OutcomeOther,
 	}
-	limits = []string{LimitMaxConnections, LimitMaxPerIP, LimitMaxSessionsPerUser, LimitAuthFailures, LimitOther}
+	limits = []string{LimitMaxConnections, LimitMaxPerIP, LimitMaxSessionsPerUser, LimitAuthFailures, LimitSessionsPerConn, LimitOther}
 )
 
 // Outcomes returns every value of the "outcome" label, in a new slice.

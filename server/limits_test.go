@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -178,5 +181,78 @@ func TestIdleTimeout(t *testing.T) {
 	}
 	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="idle_timeout"}`); v != 1 {
 		t.Errorf(`raxol_ssh_connections_total{outcome="idle_timeout"} = %v, want 1`, v)
+	}
+}
+
+// TestMaxChannelsPerConnection: one connection cannot open session
+// channels without bound; the ones over the cap are refused with a reason,
+// the session already running is unharmed, and closing channels frees
+// their places.
+func TestMaxChannelsPerConnection(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxChannelsPerConnection: 3}})
+	c := connect(t, srv.SSHAddr(), clientOpts{})
+	waitDemo(t, c)
+	var open []gossh.Channel
+	for range 2 {
+		ch, reqs, err := c.conn.OpenChannel("session", nil)
+		if err != nil {
+			t.Fatalf("channel within the cap refused: %v", err)
+		}
+		go gossh.DiscardRequests(reqs)
+		open = append(open, ch)
+	}
+	for range 20 {
+		_, _, err := c.conn.OpenChannel("session", nil)
+		var oce *gossh.OpenChannelError
+		if !errors.As(err, &oce) || oce.Reason != gossh.ResourceShortage || !strings.Contains(oce.Message, "too many sessions on one connection (at most 3)") {
+			t.Fatalf("channel over the cap: %v, want a resource-shortage refusal naming the cap", err)
+		}
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="sessions_per_connection"}`); v != 20 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="sessions_per_connection"} = %v, want 20`, v)
+	}
+	// Other channel types are refused as before.
+	if _, _, err := c.conn.OpenChannel("direct-tcpip", nil); err == nil {
+		t.Error("a direct-tcpip channel was accepted")
+	}
+	// The running session still answers.
+	c.Key(keyCtrlO)
+	c.WaitFor(t, "Attach an agent", waitShort)
+	// A closed channel frees its place.
+	for _, ch := range open {
+		_ = ch.Close()
+	}
+	eventually(t, waitLong, func() bool {
+		ch, reqs, err := c.conn.OpenChannel("session", nil)
+		if err != nil {
+			return false
+		}
+		go gossh.DiscardRequests(reqs)
+		_ = ch.Close()
+		return true
+	}, "no channel admitted after the others closed")
+}
+
+// TestConnectionWithoutSessionsIsClosedWhenIdle: an authenticated
+// connection that never opens a session does not hold its slot for ever.
+func TestConnectionWithoutSessionsIsClosedWhenIdle(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{IdleTimeout: time.Second}})
+	conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- conn.Wait() }()
+	select {
+	case <-done:
+		if d := time.Since(start); d < time.Second {
+			t.Fatalf("closed after %v, before the idle timeout", d)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("an idle connection without sessions stayed open")
 	}
 }

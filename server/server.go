@@ -55,6 +55,10 @@ type Limits struct {
 	MaxPerIP int
 	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
 	MaxSessionsPerUser int
+	// MaxChannelsPerConnection caps the SSH session channels open at once
+	// on one connection (each costs goroutines and buffers even before it
+	// asks for a shell); default 10.
+	MaxChannelsPerConnection int
 	// HandshakeTimeout bounds the SSH handshake and authentication;
 	// default 10s.
 	HandshakeTimeout time.Duration
@@ -84,6 +88,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxConnections, 1000)
 	def(&l.MaxPerIP, 20)
 	def(&l.MaxSessionsPerUser, 10)
+	def(&l.MaxChannelsPerConnection, 10)
 	defD(&l.HandshakeTimeout, 10*time.Second)
 	defD(&l.IdleTimeout, 30*time.Minute)
 	defD(&l.MaxSessionDuration, 12*time.Hour)
@@ -187,7 +192,8 @@ type Server struct {
 	admit    *admission
 	bridge   *mcpbridge.Bridge
 	policy   authz.Policy
-	headless *headless // /mcp, headless sessions and join codes
+	headless *headless     // /mcp, headless sessions and join codes
+	channels channelCounts // session channels open per SSH connection
 	ssh      *ssh.Server
 	http     *http.Server
 

@@ -32,8 +32,16 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			// A hard backstop; sessions end themselves at the limit with
 			// a message first.
 			srv.MaxTimeout = l.MaxSessionDuration + time.Minute
+			// A connection with no traffic at all (say, authenticated but
+			// never asking for a session) is closed a little after the
+			// idle timeout; sessions end themselves at it, with a message.
+			srv.IdleTimeout = l.IdleTimeout + min(5*time.Second, l.IdleTimeout/4)
 			srv.ConnCallback = s.admit.connCallback
 			srv.ConnectionFailedCallback = s.connectionFailed
+			// Only session channels: no port forwarding, no agent.
+			srv.ChannelHandlers = map[string]ssh.ChannelHandler{
+				"session": s.limitChannels(ssh.DefaultSessionHandler),
+			}
 			return nil
 		},
 		wish.WithMiddleware(s.handle),
@@ -55,6 +63,47 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 		return nil, fmt.Errorf("server: ssh: %w", err)
 	}
 	return srv, nil
+}
+
+// channelCounts counts the session channels open on each SSH connection.
+type channelCounts struct {
+	mu sync.Mutex
+	n  map[*gossh.ServerConn]int
+}
+
+// add changes conn's count by delta and returns the new count; a
+// connection with none left is forgotten.
+func (c *channelCounts) add(conn *gossh.ServerConn, delta int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = make(map[*gossh.ServerConn]int)
+	}
+	v := c.n[conn] + delta
+	if v <= 0 {
+		delete(c.n, conn)
+	} else {
+		c.n[conn] = v
+	}
+	return v
+}
+
+// limitChannels refuses a session channel beyond
+// Limits.MaxChannelsPerConnection open at once on its connection: nothing
+// else bounds how many one authenticated client opens, and each costs
+// goroutines and buffers. next runs for the channel's whole life.
+func (s *Server) limitChannels(next ssh.ChannelHandler) ssh.ChannelHandler {
+	limit := s.opts.Limits.MaxChannelsPerConnection
+	return func(srv *ssh.Server, conn *gossh.ServerConn, nc gossh.NewChannel, ctx ssh.Context) {
+		n := s.channels.add(conn, 1)
+		defer s.channels.add(conn, -1)
+		if n > limit {
+			s.metrics.LimitRejected(metrics.LimitSessionsPerConn)
+			_ = nc.Reject(gossh.ResourceShortage, fmt.Sprintf("too many sessions on one connection (at most %d)", limit))
+			return
+		}
+		next(srv, conn, nc, ctx)
+	}
 }
 
 // connectionFailed records a connection that never finished its handshake.

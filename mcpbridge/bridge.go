@@ -76,6 +76,10 @@ type Options struct {
 	// leaves the session's presence within about two intervals. Default
 	// 20s.
 	KeepAlive time.Duration
+	// WriteTimeout bounds each write to a client; default 10s. A client
+	// that stops reading its stream gets its writes failed instead of
+	// blocking the session's notifications to every client.
+	WriteTimeout time.Duration
 }
 
 // Bridge serves the MCP endpoints of every live session of a manager.
@@ -135,6 +139,9 @@ func New(m *session.Manager, opts Options) *Bridge {
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = 20 * time.Second
 	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
 	b := &Bridge{
 		opts:     opts,
 		log:      opts.Logger,
@@ -187,13 +194,52 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d)", b.opts.MaxClients))
 			return
 		}
+		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
+		defer dw.clear()
 		if sse {
-			c.sse.ServeHTTP(w, r)
+			c.sse.ServeHTTP(dw, r)
 		} else {
-			c.streamable.ServeHTTP(w, r)
+			c.streamable.ServeHTTP(dw, r)
 		}
 	}
 }
+
+// deadlineWriter bounds every write and flush to a client. The SDK writes
+// a client's notifications from the goroutine that sends them (the
+// session's watcher, a keepalive ping), so a client that stops reading its
+// stream, or a link that died without a reset, would block that goroutine,
+// and every other client's notifications behind it, until TCP gives up.
+// With a deadline the write fails, the message is dropped for that client,
+// and its missed pings close it.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func newDeadlineWriter(w http.ResponseWriter, d time.Duration) *deadlineWriter {
+	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) Flush() { _ = w.FlushError() }
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *deadlineWriter) FlushError() error {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	return w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// clear removes the deadline when the handler is done, so that a later
+// request on the same keep-alive connection is not cut by it.
+func (w *deadlineWriter) clear() { _ = w.rc.SetWriteDeadline(time.Time{}) }
 
 // opensClient reports whether a request would start a new MCP client
 // session: a Streamable POST without a session id, or an SSE stream.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -62,11 +63,76 @@ func rawPost(t *testing.T, url, token, sid, body string) (int, string) {
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
 }
 
+// dialStalled opens a TCP connection with a tiny receive buffer to srv,
+// sends an HTTP GET for path and reads the response head and, when
+// untilEvent is set, the first SSE event; what it returns is never read
+// again.
+func dialStalled(t *testing.T, srv *httptest.Server, path, token string, header string, untilEvent bool) (net.Conn, string) {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	c, err := d.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n%s\r\n",
+		path, srv.Listener.Addr().String(), token, header)
+	// One byte at a time, so that nothing past what we wait for is read.
+	var got []byte
+	end := "\r\n\r\n"
+	for !strings.Contains(string(got), end) {
+		b := make([]byte, 1)
+		if _, err := c.Read(b); err != nil {
+			t.Fatalf("stream head: %v (read %q)", err, got)
+		}
+		got = append(got, b...)
+		if untilEvent && strings.Contains(string(got), "\r\n\r\n") {
+			end = "\n\n"
+			if i := strings.Index(string(got), "\r\n\r\n"); !strings.Contains(string(got[i+4:]), "data:") {
+				continue
+			}
+		}
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 200") {
+		t.Fatalf("stream refused: %q", got)
+	}
+	return c, string(got)
+}
+
+// rawPostSSE posts one message to an SSE session's endpoint; the answer
+// goes to the stream.
+func rawPostSSE(t *testing.T, url, token, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestStalledClientDoesNotStopTheSession: an agent whose stream stops
 // being read (a suspended laptop, a dead link without a reset) must not
 // hold up the session's notifications to its other agents: writes to a
-// client are bounded by WriteTimeout.
+// client are bounded by WriteTimeout. Over Streamable HTTP (its GET
+// stream) and over SSE.
 func TestStalledClientDoesNotStopTheSession(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		name := "streamable"
+		if sse {
+			name = "sse"
+		}
+		t.Run(name, func(t *testing.T) { testStalledClient(t, sse) })
+	}
+}
+
+func testStalledClient(t *testing.T, sse bool) {
 	m := metrics.New()
 	var bridge *mcpbridge.Bridge
 	mgr := session.NewManager(&session.Options{OnEnd: func(s *session.Session) { bridge.SessionEnded(s.ID) }})
@@ -91,40 +157,38 @@ func TestStalledClientDoesNotStopTheSession(t *testing.T) {
 		srv.Close()
 		mgr.Close()
 	})
-	url := srv.URL + "/sessions/" + se.ID + "/mcp"
 	const uri = "app://state/form"
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stalled","version":"1"}}}`
+	initialized := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	subscribe := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":%q}}`, uri)
 
-	// The stalled client: initialized and subscribed over plain HTTP, then
-	// a GET stream on a socket with a tiny receive buffer that is never read.
-	code, sid := rawPost(t, url, se.Token(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stalled","version":"1"}}}`)
-	if code != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d, session id %q", code, sid)
-	}
-	rawPost(t, url, se.Token(), sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	if code, _ := rawPost(t, url, se.Token(), sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":%q}}`, uri)); code != http.StatusOK {
-		t.Fatalf("subscribe: %d", code)
-	}
-	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-	}}
-	stalled, err := d.Dial("tcp", srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stalled.Close()
-	fmt.Fprintf(stalled, "GET /sessions/%s/mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-11-25\r\n\r\n",
-		se.ID, srv.Listener.Addr().String(), se.Token(), sid)
-	// Read the response head, then never read again.
-	head := make([]byte, 0, 512)
-	for !strings.Contains(string(head), "\r\n\r\n") {
-		b := make([]byte, 1)
-		if _, err := stalled.Read(b); err != nil {
-			t.Fatalf("stream head: %v", err)
+	if sse {
+		// The stream first, then the messages posted to the endpoint it
+		// names; their small answers fit the buffers unread.
+		_, ev := dialStalled(t, srv, "/sessions/"+se.ID+"/sse", se.Token(), "", true)
+		i := strings.Index(ev, "data: ")
+		endpoint := strings.TrimSpace(strings.SplitN(ev[i+len("data: "):], "\n", 2)[0])
+		if !strings.HasPrefix(endpoint, "/") {
+			endpoint = strings.TrimPrefix(endpoint, srv.URL)
 		}
-		head = append(head, b...)
-	}
-	if !strings.HasPrefix(string(head), "HTTP/1.1 200") {
-		t.Fatalf("stream refused: %q", head)
+		for _, body := range []string{initialize, initialized, subscribe} {
+			if code := rawPostSSE(t, srv.URL+endpoint, se.Token(), body); code/100 != 2 {
+				t.Fatalf("post %s: %d", body, code)
+			}
+		}
+		waitFor(t, func() bool { return len(se.Agents()) == 1 })
+	} else {
+		url := srv.URL + "/sessions/" + se.ID + "/mcp"
+		code, sid := rawPost(t, url, se.Token(), "", initialize)
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: %d, session id %q", code, sid)
+		}
+		rawPost(t, url, se.Token(), sid, initialized)
+		if code, _ := rawPost(t, url, se.Token(), sid, subscribe); code != http.StatusOK {
+			t.Fatalf("subscribe: %d", code)
+		}
+		dialStalled(t, srv, "/sessions/"+se.ID+"/mcp", se.Token(),
+			"Mcp-Session-Id: "+sid+"\r\nMcp-Protocol-Version: 2025-11-25\r\n", false)
 	}
 
 	// The healthy client, subscribed to the same resource.

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"errors"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -255,4 +257,34 @@ func TestConnectionWithoutSessionsIsClosedWhenIdle(t *testing.T) {
 	case <-time.After(waitLong):
 		t.Fatal("an idle connection without sessions stayed open")
 	}
+}
+
+// TestMaxHTTPConnections: connections beyond the cap are not served until
+// one closes, so a flood of idle connections cannot grow the server.
+func TestMaxHTTPConnections(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxHTTPConnections: 2}})
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", srv.HTTPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	if resp, err := hc.Get("http://" + srv.HTTPAddr() + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a third connection was served while two were open")
+	}
+	_ = idle[0].Close()
+	eventually(t, waitLong, func() bool {
+		resp, err := hc.Get("http://" + srv.HTTPAddr() + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "no request served after a connection closed")
 }

@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
+	"golang.org/x/net/netutil"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
@@ -55,6 +56,9 @@ type Limits struct {
 	MaxPerIP int
 	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
 	MaxSessionsPerUser int
+	// MaxHTTPConnections caps the HTTP connections served at once (MCP
+	// clients, /metrics, /healthz); more wait to be accepted. Default 4096.
+	MaxHTTPConnections int
 	// MaxChannelsPerConnection caps the SSH session channels open at once
 	// on one connection (each costs goroutines and buffers even before it
 	// asks for a shell); default 10.
@@ -89,6 +93,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxPerIP, 20)
 	def(&l.MaxSessionsPerUser, 10)
 	def(&l.MaxChannelsPerConnection, 10)
+	def(&l.MaxHTTPConnections, 4096)
 	defD(&l.HandshakeTimeout, 10*time.Second)
 	defD(&l.IdleTimeout, 30*time.Minute)
 	defD(&l.MaxSessionDuration, 12*time.Hour)
@@ -374,6 +379,9 @@ func (s *Server) Start() error {
 		_ = sshLn.Close()
 		return fmt.Errorf("server: http listen: %w", err)
 	}
+	// Connections beyond the cap wait in the kernel's backlog until one
+	// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
+	httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
 	s.sshLn, s.httpLn, s.started = sshLn, httpLn, true
 	s.wg.Add(2)
 	go func() {

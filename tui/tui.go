@@ -101,6 +101,21 @@ type AgentKeysMsg struct {
 // quiet for that long, else at the end of the interval.
 const FrameInterval = time.Second / 60
 
+// MaxWidth and MaxHeight bound the size a terminal is drawn at. A client
+// can claim any window size; the screen buffers cost about 112 bytes a
+// cell, so a claimed 2000x1000 window cost ~450 MB. A larger terminal
+// (beyond a 4K screen in a small font) shows the app in its top-left
+// 400x150 cells.
+const (
+	MaxWidth  = 400
+	MaxHeight = 150
+)
+
+// clampSize bounds a window size to 1..MaxWidth by 1..MaxHeight.
+func clampSize(w, h int) (int, int) {
+	return min(max(w, 1), MaxWidth), min(max(h, 1), MaxHeight)
+}
+
 // frameMsg asks for the frame deferred by the rate limit.
 type frameMsg struct{}
 
@@ -174,7 +189,7 @@ func New(sess *session.Session, opts Options) *Model {
 		locals:       make(map[string]*ui.LocalState),
 	}
 	if opts.Width > 0 && opts.Height > 0 {
-		m.width, m.height = opts.Width, opts.Height
+		m.width, m.height = clampSize(opts.Width, opts.Height)
 	}
 	if opts.Output != nil {
 		m.scr = newScreen(opts.Output, opts.Environ, opts.ColorProfile, m.width, m.height)
@@ -258,7 +273,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case countdownMsg:
 		m.ticking = false
 	case tea.WindowSizeMsg:
-		m.width, m.height = max(msg.Width, 1), max(msg.Height, 1)
+		m.width, m.height = clampSize(msg.Width, msg.Height)
 		if m.scr != nil {
 			m.scr.resize(m.width, m.height)
 		}

@@ -657,3 +657,31 @@ func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
 		t.Fatalf("wait returned %T with IdleRelease < 0, want nil after Close", msg)
 	}
 }
+
+// TestHugeWindowSizesAreBounded: a client can claim any window size; the
+// terminal is drawn at most MaxWidth x MaxHeight, so its buffers stay
+// bounded (a claimed 2000x1000 window cost ~450 MB before).
+func TestHugeWindowSizesAreBounded(t *testing.T) {
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, ok, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil || !ok {
+		t.Fatalf("start session: ok=%v err=%v", ok, err)
+	}
+	ew := &emuWriter{em: vt.NewEmulator(80, 24)}
+	m := New(s, Options{Terminal: "u", Output: ew, Width: 65535, Height: 65535})
+	t.Cleanup(m.Close)
+	if m.width != MaxWidth || m.height != MaxHeight || m.scr.width != MaxWidth || m.scr.height != MaxHeight {
+		t.Fatalf("initial size %dx%d (screen %dx%d), want %dx%d", m.width, m.height, m.scr.width, m.scr.height, MaxWidth, MaxHeight)
+	}
+	for _, sz := range [][2]int{{100000, 3}, {3, 100000}, {1 << 30, 1 << 30}, {-5, 0}} {
+		m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		w, h := min(max(sz[0], 1), MaxWidth), min(max(sz[1], 1), MaxHeight)
+		if m.width != w || m.height != h || m.scr.width != w || m.scr.height != h {
+			t.Fatalf("%dx%d: drawn at %dx%d (screen %dx%d), want %dx%d", sz[0], sz[1], m.width, m.height, m.scr.width, m.scr.height, w, h)
+		}
+		if n := len(strings.Split(m.Frame(), "\n")); n > h {
+			t.Fatalf("%dx%d: %d lines", sz[0], sz[1], n)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -287,4 +288,36 @@ func TestMaxHTTPConnections(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, "no request served after a connection closed")
+}
+
+// TestEnvRequestsAreBounded: a client cannot grow the server by sending
+// environment variables without end before its shell; the session works.
+func TestEnvRequestsAreBounded(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{})
+	conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sess, err := conn.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Setenv("BIG", strings.Repeat("v", 32<<10)); err == nil {
+		t.Error("a 32 KiB variable was accepted")
+	}
+	accepted := 0
+	for i := range 100 {
+		if sess.Setenv(fmt.Sprintf("K%d", i), "v") == nil {
+			accepted++
+		}
+	}
+	if accepted != 64 {
+		t.Errorf("%d of 100 small variables accepted, want 64", accepted)
+	}
+	_ = sess.Close()
+	// The same connection still gets a working session.
+	c := connectOn(t, conn, clientOpts{})
+	waitDemo(t, c)
 }

@@ -102,8 +102,45 @@ func (s *Server) limitChannels(next ssh.ChannelHandler) ssh.ChannelHandler {
 			_ = nc.Reject(gossh.ResourceShortage, fmt.Sprintf("too many sessions on one connection (at most %d)", limit))
 			return
 		}
-		next(srv, conn, nc, ctx)
+		next(srv, conn, envLimited{nc}, ctx)
 	}
+}
+
+// Limits on the "env" requests of one session channel. charm ssh keeps
+// every one it gets before the shell starts: 2,000 of 64 KiB cost 200 MB.
+const (
+	maxEnvVars  = 64
+	maxEnvBytes = 16 << 10
+)
+
+// envLimited refuses a channel's env requests that would take it beyond
+// maxEnvVars or maxEnvBytes accepted in all, and passes every other
+// request on.
+type envLimited struct{ gossh.NewChannel }
+
+func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
+	ch, reqs, err := c.NewChannel.Accept()
+	if err != nil {
+		return ch, reqs, err
+	}
+	out := make(chan *gossh.Request)
+	// Owned by the channel: it ends when x/crypto/ssh closes reqs, which
+	// it does when the channel closes.
+	go func() {
+		defer close(out)
+		n, size := 0, 0
+		for req := range reqs {
+			if req.Type == "env" {
+				if n+1 > maxEnvVars || size+len(req.Payload) > maxEnvBytes {
+					_ = req.Reply(false, nil)
+					continue
+				}
+				n, size = n+1, size+len(req.Payload)
+			}
+			out <- req
+		}
+	}()
+	return ch, out, nil
 }
 
 // connectionFailed records a connection that never finished its handshake.

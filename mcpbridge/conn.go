@@ -332,6 +332,7 @@ func (c *conn) attach(ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		close(ended)
 		detach()
+		c.res.forget(ss)
 		c.limiters.Delete(ss)
 		c.present.Delete(ss)
 		c.b.opts.Metrics.MCPClient(-1)

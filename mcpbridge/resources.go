@@ -30,7 +30,7 @@ type resources struct {
 	uris []string // every URI served, in listing order
 
 	mu   sync.Mutex // protects the following
-	subs map[string]int
+	subs map[string]map[*mcp.ServerSession]bool // the clients subscribed to each URI
 	last map[string]*resState
 }
 
@@ -41,7 +41,7 @@ type resState struct {
 }
 
 func newResources(c *conn) *resources {
-	return &resources{c: c, subs: map[string]int{}, last: map[string]*resState{}}
+	return &resources{c: c, subs: map[string]map[*mcp.ServerSession]bool{}, last: map[string]*resState{}}
 }
 
 // StateURI is the URI of an app projection.
@@ -129,7 +129,10 @@ func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.subs[uri]++
+	if r.subs[uri] == nil {
+		r.subs[uri] = map[*mcp.ServerSession]bool{}
+	}
+	r.subs[uri][req.Session] = true // a second subscribe by the same client is the same subscription
 	if _, ok := r.last[uri]; !ok {
 		r.last[uri] = &resState{content: b, version: 1}
 	}
@@ -137,18 +140,33 @@ func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 }
 
 func (c *conn) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
-	r := c.res
-	uri := req.Params.URI
+	c.res.drop(req.Session, req.Params.URI)
+	return nil
+}
+
+// forget drops every subscription of a client that has gone.
+func (r *resources) forget(ss *mcp.ServerSession) {
+	r.mu.Lock()
+	uris := make([]string, 0, len(r.subs))
+	for uri := range r.subs {
+		uris = append(uris, uri)
+	}
+	r.mu.Unlock()
+	for _, uri := range uris {
+		r.drop(ss, uri)
+	}
+}
+
+// drop ends one client's subscription to uri; a resource nobody is
+// subscribed to is no longer diffed.
+func (r *resources) drop(ss *mcp.ServerSession, uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.subs[uri] > 0 {
-		r.subs[uri]--
-	}
-	if r.subs[uri] == 0 {
+	delete(r.subs[uri], ss)
+	if len(r.subs[uri]) == 0 {
 		delete(r.subs, uri)
 		delete(r.last, uri)
 	}
-	return nil
 }
 
 // update sends notifications/resources/updated for every subscribed

@@ -1,0 +1,106 @@
+package mcpbridge
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+type note struct{ Text string }
+
+func (n note) Init() tea.Cmd { return nil }
+func (n note) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	if m, ok := msg.(ui.TextInputChanged); ok {
+		n.Text = m.Text
+	}
+	return n, nil
+}
+func (n note) View() ui.Node { return ui.TextInput{ID: "text", Label: "Text", Value: n.Text} }
+
+type bearerRT struct{ token string }
+
+func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSubscriptionsBelongToClients: a client's subscriptions are counted
+// once however often it subscribes, and end with the client, so a
+// resource nobody follows any more is no longer diffed on every change.
+func TestSubscriptionsBelongToClients(t *testing.T) {
+	mgr := session.NewManager(nil)
+	b := New(mgr, Options{Namespace: "app"})
+	srv := httptest.NewServer(b)
+	se, ok, err := mgr.Start("app", session.Owner{User: "u"}, note{}, 0)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		srv.Close()
+		mgr.Close()
+	})
+	subscribed := func(uri string) int {
+		c := b.conn(se)
+		c.res.mu.Lock()
+		defer c.res.mu.Unlock()
+		return len(c.res.subs[uri])
+	}
+	connect := func() *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint:   srv.URL + "/sessions/" + se.ID + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerRT{se.Token()}},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	const uri = "raxol://session/tree"
+	ctx := context.Background()
+	a, c := connect(), connect()
+	defer c.Close()
+	for range 3 {
+		if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if n := subscribed(uri); n != 2 {
+		t.Fatalf("%d subscribers after one client subscribed three times and another once, want 2", n)
+	}
+	// Unsubscribing once ends that client's subscription.
+	if err := c.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if n := subscribed(uri); n != 1 {
+		t.Fatalf("%d subscribers after one unsubscribed, want 1", n)
+	}
+	// A client that leaves without unsubscribing takes its subscriptions.
+	_ = a.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for subscribed(uri) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed client's subscription is still diffed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.conn(se).res.mu.Lock()
+	_, kept := b.conn(se).res.last[uri]
+	b.conn(se).res.mu.Unlock()
+	if kept {
+		t.Fatal("the last content of a resource nobody follows is kept")
+	}
+}

@@ -64,6 +64,7 @@ type headless struct {
 	s       *Server
 	keys    [][sha256.Size]byte // SHA-256 of each API key; nil: /mcp is off
 	idle    time.Duration
+	clients int          // cap on /mcp clients at once
 	server  *mcp.Server  // nil when /mcp is off
 	handler http.Handler // nil when /mcp is off
 
@@ -101,6 +102,9 @@ func (s *Server) newHeadless() (*headless, error) {
 	if h.idle <= 0 {
 		h.idle = defaultHeadlessIdle
 	}
+	if h.clients = s.opts.HeadlessMaxClients; h.clients <= 0 {
+		h.clients = 64
+	}
 	if s.opts.APIKeysFile == "" {
 		return h, nil
 	}
@@ -121,7 +125,7 @@ func (s *Server) newHeadless() (*headless, error) {
 		// Host is checked below, with the operator's allowed hosts.
 		DisableLocalhostProtection: true,
 	})
-	h.handler = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(streamable)
+	h.handler = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.limitClients(streamable))
 	return h, nil
 }
 
@@ -213,6 +217,28 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
 	h.handler.ServeHTTP(w, r)
+}
+
+// limitClients refuses a new client (a POST without a session id, which
+// starts one) beyond the cap; it runs after the API key is checked.
+func (h *headless) limitClients(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.clientCount() >= h.clients {
+			h.s.metrics.MCPRejected("too_many_clients")
+			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.clients), http.StatusTooManyRequests)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clientCount is the number of MCP clients attached to /mcp.
+func (h *headless) clientCount() int {
+	n := 0
+	for range h.server.Sessions() {
+		n++
+	}
+	return n
 }
 
 func (h *headless) posture() string {

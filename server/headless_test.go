@@ -321,9 +321,11 @@ func keySum(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 
 // TestHeadlessEndpointNeedsAnAPIKey: no, a wrong or a malformed key gets
 // 401; a foreign Origin 403; without --api-keys there is no endpoint.
+// initBody is an initialize request, for posts made by hand.
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+
 func TestHeadlessEndpointNeedsAnAPIKey(t *testing.T) {
 	srv := startHeadlessServer(t, Options{})
-	initBody := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(addr string, hdr map[string]string) int {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(initBody))
 		req.Header.Set("Content-Type", "application/json")
@@ -484,6 +486,34 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		if ids := listedIDs(t, a); len(ids) != 2 {
 			t.Fatalf("key A lists %v", ids)
 		}
+	})
+	t.Run("client cap", func(t *testing.T) {
+		srv := startHeadlessServer(t, Options{HeadlessMaxClients: 2})
+		a := control(t, srv, keyA)
+		b := control(t, srv, keyB)
+		c := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "1"}, nil)
+		_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/mcp", HTTPClient: &http.Client{Transport: bearerRT(keyA)}}, nil)
+		if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+			t.Fatalf("third client: %v, want refused as too many clients", err)
+		}
+		// Without a valid key the answer is still 401, cap or not.
+		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.HTTPAddr()+"/mcp", strings.NewReader(initBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer wrong")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong key at the cap: %d, want 401", resp.StatusCode)
+		}
+		// The attached clients work, and a closed one frees its place.
+		mustCall(t, b, ToolList, nil)
+		_ = a.Close()
+		waitUntil(t, 5*time.Second, func() bool { return srv.headless.clientCount() < 2 }, "the closed client to leave")
+		control(t, srv, keyA)
 	})
 	t.Run("idle", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{HeadlessIdleTimeout: 300 * time.Millisecond})

@@ -165,6 +165,10 @@ type Options struct {
 	// HeadlessIdleTimeout ends a session started by raxol_start after this
 	// long with nobody attached and no change; default 30m.
 	HeadlessIdleTimeout time.Duration
+	// HeadlessMaxClients caps the MCP clients attached to /mcp at once
+	// (each is a go-sdk session that lives until it closes or idles out);
+	// default 64.
+	HeadlessMaxClients int
 	// ResumeGrace is how long a session lives on, detached, after its
 	// owner's last terminal dropped (closed without ctrl+c), for the owner
 	// to get it back with `resume <id>` or the picker at their next login.

@@ -125,6 +125,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.APIKeysFile, "api-keys", "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
 	fs.DurationVar(&o.HeadlessIdleTimeout, "headless-idle-timeout", 30*60e9, "end a session started by raxol_start after this long with nobody attached and no change")
+	fs.IntVar(&o.HeadlessMaxClients, "headless-max-clients", 64, "MCP clients attached to /mcp at once")
 	for _, f := range extra {
 		f(fs)
 	}

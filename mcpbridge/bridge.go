@@ -190,9 +190,24 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			reject(http.StatusUnauthorized, "unauthorized", "unauthorized: unknown session or wrong bearer token")
 			return
 		}
-		if opensClient(r, sse) && b.Clients(se.ID) >= b.opts.MaxClients {
+		tooMany := func() {
 			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d)", b.opts.MaxClients))
-			return
+		}
+		if opensClient(r, sse) {
+			if b.Clients(se.ID) >= b.opts.MaxClients {
+				tooMany()
+				return
+			}
+			// An SSE stream is a client session before it initializes:
+			// count the streams too.
+			if sse {
+				if c.sseStreams.Add(1) > int32(b.opts.MaxClients) {
+					c.sseStreams.Add(-1)
+					tooMany()
+					return
+				}
+				defer c.sseStreams.Add(-1)
+			}
 		}
 		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
 		defer dw.clear()
@@ -346,7 +361,10 @@ func (b *Bridge) Close() {
 	}
 }
 
-// Clients returns the number of MCP client sessions of a session.
+// Clients returns the number of MCP clients attached to a session: the
+// client sessions that were initialized. (The go-sdk client's
+// server/discover probe opens a Streamable session that is never
+// initialized and is closed right after; it is no client.)
 func (b *Bridge) Clients(id string) int {
 	b.mu.Lock()
 	c, ok := b.conns[id]
@@ -354,11 +372,7 @@ func (b *Bridge) Clients(id string) int {
 	if !ok {
 		return 0
 	}
-	n := 0
-	for range c.server.Sessions() {
-		n++
-	}
-	return n
+	return InitializedSessions(c.server)
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

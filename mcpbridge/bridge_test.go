@@ -601,6 +601,47 @@ func TestClientCapAndRateLimit(t *testing.T) {
 	}
 }
 
+// TestBareSSEStreamsCountAgainstTheCap: SSE streams that never
+// initialize are client sessions too; they cannot be opened without bound.
+func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
+	e := &env{t: t, metrics: metrics.New()}
+	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2})
+	e.http = httptest.NewServer(e.bridge)
+	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
+	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sseGet := func() int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+"/sessions/"+e.session.ID+"/sse", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+		} else {
+			t.Cleanup(func() { resp.Body.Close() })
+		}
+		return resp.StatusCode
+	}
+	for i := range 2 {
+		if code := sseGet(); code != http.StatusOK {
+			t.Fatalf("bare SSE stream %d within the cap: %d", i+1, code)
+		}
+	}
+	if code := sseGet(); code != http.StatusTooManyRequests {
+		t.Fatalf("a bare SSE stream over the cap: %d, want 429", code)
+	}
+	// A closed stream frees its place.
+	cancel()
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	waitFor(t, func() bool { return sseGet() == http.StatusOK })
+}
+
 // TestListChangedOnlyWhenTheAdvertisedSetChanges: folds that leave the
 // advertised tools as they were send no notifications/tools/list_changed.
 func TestListChangedOnlyWhenTheAdvertisedSetChanges(t *testing.T) {

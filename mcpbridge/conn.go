@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,6 +59,7 @@ type conn struct {
 	limiters     sync.Map            // *mcp.ServerSession -> *rate.Limiter
 	present      sync.Map            // *mcp.ServerSession -> struct{}: presence recorded
 	grants       authz.SessionGrants // tools the human allowed for the session
+	sseStreams   atomic.Int32        // SSE streams open now
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -661,3 +663,14 @@ func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 	return minLevel{h.Handler.WithAttrs(a), h.min}
 }
 func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
+
+// InitializedSessions counts the initialized client sessions of server.
+func InitializedSessions(server *mcp.Server) int {
+	n := 0
+	for ss := range server.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
+	}
+	return n
+}

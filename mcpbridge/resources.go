@@ -29,7 +29,7 @@ type resources struct {
 	c    *conn
 	uris []string // every URI served, in listing order
 
-	mu   sync.Mutex // protects the following
+	mu   sync.Mutex                             // protects the following
 	subs map[string]map[*mcp.ServerSession]bool // the clients subscribed to each URI
 	last map[string]*resState
 }

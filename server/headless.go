@@ -233,13 +233,7 @@ func (h *headless) limitClients(next http.Handler) http.Handler {
 }
 
 // clientCount is the number of MCP clients attached to /mcp.
-func (h *headless) clientCount() int {
-	n := 0
-	for range h.server.Sessions() {
-		n++
-	}
-	return n
-}
+func (h *headless) clientCount() int { return mcpbridge.InitializedSessions(h.server) }
 
 func (h *headless) posture() string {
 	if h.handler == nil {

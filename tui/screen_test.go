@@ -186,3 +186,18 @@ func TestReleasedScreenRedrawsOnlyWhatChanged(t *testing.T) {
 		t.Fatalf("close after release: err %v, still on the alternate screen %v", err, ef.em.IsAltScreen())
 	}
 }
+
+// BenchmarkScreenDrawAfterRelease measures the first frame of a terminal
+// that was idle: the renderer is rebuilt from the last frame (no output),
+// then the change is diffed and encoded.
+func BenchmarkScreenDrawAfterRelease(b *testing.B) {
+	s := newScreen(io.Discard, []string{"TERM=xterm-256color"}, colorprofile.ANSI256, 100, 30)
+	_ = s.start("")
+	frames := []string{strings.Repeat("row of text that changes a\n", 29), strings.Repeat("row of text that changes b\n", 29)}
+	_ = s.draw(frames[1])
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.release()
+		_ = s.draw(frames[i%2])
+	}
+}

@@ -64,7 +64,8 @@ func (f form) View() ui.Node {
 	}}
 }
 
-func newTerm(t *testing.T) (*Model, *session.Session) {
+// newSession starts a session of the test form; it ends with the test.
+func newSession(t *testing.T) *session.Session {
 	t.Helper()
 	mgr := session.NewManager(nil)
 	t.Cleanup(mgr.Close)
@@ -72,6 +73,12 @@ func newTerm(t *testing.T) (*Model, *session.Session) {
 	if err != nil || !ok {
 		t.Fatalf("start session: ok=%v err=%v", ok, err)
 	}
+	return s
+}
+
+func newTerm(t *testing.T) (*Model, *session.Session) {
+	t.Helper()
+	s := newSession(t)
 	m := New(s, Options{Terminal: "u", BaseURL: "http://127.0.0.1:8080"})
 	t.Cleanup(m.Close)
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
@@ -610,12 +617,7 @@ func TestSetPrimaryMsg(t *testing.T) {
 // IdleRelease drops the renderer's copy of the screen, and the next change
 // still reaches the terminal correctly.
 func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
-	mgr := session.NewManager(nil)
-	t.Cleanup(mgr.Close)
-	s, ok, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
-	if err != nil || !ok {
-		t.Fatalf("start session: ok=%v err=%v", ok, err)
-	}
+	s := newSession(t)
 	ew := &emuWriter{em: vt.NewEmulator(80, 24)}
 	m := New(s, Options{Terminal: "u", Output: ew, Environ: []string{"TERM=xterm-256color"}, ColorProfile: colorprofile.ANSI256, IdleRelease: 20 * time.Millisecond})
 	t.Cleanup(m.Close)
@@ -662,12 +664,7 @@ func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
 // terminal is drawn at most MaxWidth x MaxHeight, so its buffers stay
 // bounded (a claimed 2000x1000 window cost ~450 MB before).
 func TestHugeWindowSizesAreBounded(t *testing.T) {
-	mgr := session.NewManager(nil)
-	t.Cleanup(mgr.Close)
-	s, ok, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
-	if err != nil || !ok {
-		t.Fatalf("start session: ok=%v err=%v", ok, err)
-	}
+	s := newSession(t)
 	ew := &emuWriter{em: vt.NewEmulator(80, 24)}
 	m := New(s, Options{Terminal: "u", Output: ew, Width: 65535, Height: 65535})
 	t.Cleanup(m.Close)

@@ -115,7 +115,7 @@ type Metrics struct {
 	AuthzDecisions *prometheus.CounterVec
 }
 
-var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "too_many_clients", "rate_limited", OutcomeOther}
+var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "too_many_clients", "rate_limited", "too_many_connections", OutcomeOther}
 
 // MCPRejectReasons returns the reason label values of MCPRejections.
 func MCPRejectReasons() []string { return slices.Clone(mcpRejectReasons) }

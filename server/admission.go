@@ -2,7 +2,9 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,4 +182,97 @@ func hostOf(a net.Addr) string {
 		return a.String()
 	}
 	return h
+}
+
+// perIPListener refuses an HTTP connection from an address that already
+// has max open, so that one address cannot take every slot of the HTTP
+// listener. A refused client is answered 429 with a reason (by at most
+// maxRefusing goroutines at once, each for at most a second; beyond that
+// the connection is just closed).
+type perIPListener struct {
+	net.Listener
+	max      int
+	refused  func()
+	refusing chan struct{} // semaphore of answering goroutines
+
+	mu sync.Mutex
+	n  map[string]int
+}
+
+const maxRefusing = 64
+
+func newPerIPListener(l net.Listener, max int, refused func()) *perIPListener {
+	return &perIPListener{Listener: l, max: max, refused: refused, refusing: make(chan struct{}, maxRefusing), n: map[string]int{}}
+}
+
+func (l *perIPListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ip := hostOf(c.RemoteAddr())
+		l.mu.Lock()
+		over := l.n[ip] >= l.max
+		if !over {
+			l.n[ip]++
+		}
+		l.mu.Unlock()
+		if !over {
+			return &ipConn{Conn: c, release: func() { l.release(ip) }}, nil
+		}
+		l.refused()
+		select {
+		case l.refusing <- struct{}{}:
+			go func() {
+				defer func() { <-l.refusing }()
+				refuse(c)
+			}()
+		default:
+			_ = c.Close()
+		}
+	}
+}
+
+// refuse reads the request head (so that the client reads the answer as
+// the answer to its request), answers 429 and closes, within a second.
+func refuse(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	var head []byte
+	buf := make([]byte, 512)
+	for len(head) < 8<<10 && !strings.Contains(string(head), "\r\n\r\n") {
+		n, err := c.Read(buf)
+		head = append(head, buf[:n]...)
+		if err != nil {
+			return
+		}
+	}
+	_, _ = io.WriteString(c, tooManyConnections)
+}
+
+func (l *perIPListener) release(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[ip]--; l.n[ip] <= 0 {
+		delete(l.n, ip)
+	}
+}
+
+// tooManyConnections is the whole answer to a refused HTTP connection.
+var tooManyConnections = func() string {
+	body := "too many connections from your address\n"
+	return fmt.Sprintf("HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}()
+
+// ipConn gives back its address's place once, when first closed.
+type ipConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *ipConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
 }

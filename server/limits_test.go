@@ -3,6 +3,7 @@ package server_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -320,4 +321,54 @@ func TestEnvRequestsAreBounded(t *testing.T) {
 	// The same connection still gets a working session.
 	c := connectOn(t, conn, clientOpts{})
 	waitDemo(t, c)
+}
+
+// TestMaxHTTPPerIP: one address cannot take every HTTP slot; over its cap
+// it is told why, and other addresses are served.
+func TestMaxHTTPPerIP(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxHTTPPerIP: 2}})
+	dialFrom := func(local string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		c, err := d.Dial("tcp", srv.HTTPAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	get := func(local string) (int, string) {
+		tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}).DialContext}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr, Timeout: waitShort}).Get("http://" + srv.HTTPAddr() + "/healthz")
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	idle := []net.Conn{dialFrom("127.0.0.1"), dialFrom("127.0.0.1")}
+	eventually(t, waitLong, func() bool {
+		code, body := get("127.0.0.1")
+		return code == http.StatusTooManyRequests && strings.Contains(body, "too many connections from your address")
+	}, "a third connection from one address was not refused with a reason")
+	if code, body := get("127.0.0.2"); code != http.StatusOK {
+		t.Fatalf("another address: %d %q", code, body)
+	}
+	// (Scraped from the other address: this one is at its cap.)
+	tr := &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get("http://" + srv.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if v, _ := metricValue(string(mb), `raxol_mcp_rejections_total{reason="too_many_connections"}`); v < 1 {
+		t.Errorf(`raxol_mcp_rejections_total{reason="too_many_connections"} = %v, want >= 1`, v)
+	}
+	_ = idle[0].Close()
+	eventually(t, waitLong, func() bool { code, _ := get("127.0.0.1"); return code == http.StatusOK },
+		"no connection from the address served after one of its others closed")
 }

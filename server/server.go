@@ -59,6 +59,9 @@ type Limits struct {
 	// MaxHTTPConnections caps the HTTP connections served at once (MCP
 	// clients, /metrics, /healthz); more wait to be accepted. Default 4096.
 	MaxHTTPConnections int
+	// MaxHTTPPerIP caps the HTTP connections open from one address; one
+	// more is answered 429 and closed. Default 256.
+	MaxHTTPPerIP int
 	// MaxChannelsPerConnection caps the SSH session channels open at once
 	// on one connection (each costs goroutines and buffers even before it
 	// asks for a shell); default 10.
@@ -94,6 +97,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxSessionsPerUser, 10)
 	def(&l.MaxChannelsPerConnection, 10)
 	def(&l.MaxHTTPConnections, 4096)
+	def(&l.MaxHTTPPerIP, 256)
 	defD(&l.HandshakeTimeout, 10*time.Second)
 	defD(&l.IdleTimeout, 30*time.Minute)
 	defD(&l.MaxSessionDuration, 12*time.Hour)
@@ -386,6 +390,7 @@ func (s *Server) Start() error {
 	// Connections beyond the cap wait in the kernel's backlog until one
 	// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
 	httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
+	httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, func() { s.metrics.MCPRejected("too_many_connections") })
 	s.sshLn, s.httpLn, s.started = sshLn, httpLn, true
 	s.wg.Add(2)
 	go func() {

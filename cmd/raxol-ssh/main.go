@@ -103,6 +103,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.IntVar(&o.Limits.MaxPerIP, "max-per-ip", 20, "maximum concurrent SSH connections from one address")
 	fs.IntVar(&o.Limits.MaxSessionsPerUser, "max-sessions-per-user", 10, "maximum live sessions of one user and key")
 	fs.IntVar(&o.Limits.MaxHTTPConnections, "max-http-connections", 4096, "maximum HTTP connections served at once (agents, /metrics); more wait to be accepted")
+	fs.IntVar(&o.Limits.MaxHTTPPerIP, "max-http-per-ip", 256, "maximum HTTP connections open from one address; more are answered 429")
 	fs.IntVar(&o.Limits.MaxChannelsPerConnection, "max-channels-per-connection", 10, "maximum SSH session channels open at once on one connection")
 	fs.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", 10e9, "time allowed for the SSH handshake and authentication")
 	fs.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", 30*60e9, "end a session after this long without input")

@@ -6,7 +6,7 @@
 // It only talks to the addresses it is given, which should be loopback,
 // and stops by itself after --hold.
 //
-//	go run ./cmd/raxol-ssh --max-per-ip 2000 --max-sessions-per-user 2000 --max-connections 2000 &
+//	go run ./cmd/raxol-ssh --max-per-ip 2000 --max-sessions-per-user 2000 --max-connections 2000 --max-http-per-ip 2000 &
 //	go run ./cmd/raxol-load --sessions 1000 --hold 30s
 package main
 

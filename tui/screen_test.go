@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/vt"
+	"pgregory.net/rapid"
 )
 
 // emuWriter feeds what the screen writes into a terminal emulator.
@@ -200,4 +201,46 @@ func BenchmarkScreenDrawAfterRelease(b *testing.B) {
 		s.release()
 		_ = s.draw(frames[i%2])
 	}
+}
+
+// frameText generates a frame: lines of plain, styled and wide text.
+func frameText(h int) *rapid.Generator[string] {
+	piece := rapid.SampledFrom([]string{"a", "word ", "  ", "界", "🙂", "é", "\x1b[31mred\x1b[m", "\x1b[1;44mbold\x1b[m", "\x1b[4munder\x1b[m", "|", "─"})
+	line := rapid.Map(rapid.SliceOfN(piece, 0, 12), func(p []string) string { return strings.Join(p, "") })
+	return rapid.Map(rapid.SliceOfN(line, 0, h), func(l []string) string { return strings.Join(l, "\n") })
+}
+
+// TestReleasedScreenMatchesAKeptOne: whatever the two frames, a screen
+// whose renderer was released between them shows exactly what a screen
+// that kept it shows.
+func TestReleasedScreenMatchesAKeptOne(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		const w, h = 30, 6
+		kept, ek := newEmuScreen(w, h)
+		freed, ef := newEmuScreen(w, h)
+		frames := rapid.SliceOfN(frameText(h), 2, 4).Draw(rt, "frames")
+		for _, s := range []*screen{kept, freed} {
+			if err := s.start(""); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		for i, f := range frames {
+			if i > 0 && rapid.Bool().Draw(rt, "release") {
+				freed.release()
+			}
+			for _, s := range []*screen{kept, freed} {
+				if err := s.draw(f); err != nil {
+					rt.Fatal(err)
+				}
+			}
+			for y := range h {
+				for x := range w {
+					a, b := ef.em.CellAt(x, y), ek.em.CellAt(x, y)
+					if (a == nil) != (b == nil) || (a != nil && (a.Content != b.Content || a.Width != b.Width || !a.Style.Equal(&b.Style))) {
+						rt.Fatalf("frame %d, cell %d,%d: released %+v, kept %+v\nreleased:\n%s\nkept:\n%s", i, x, y, a, b, ef.em.String(), ek.em.String())
+					}
+				}
+			}
+		}
+	})
 }

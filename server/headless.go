@@ -216,6 +216,7 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
+	r.Header.Set(hostHeader, r.Host)
 	h.handler.ServeHTTP(w, r)
 }
 
@@ -289,6 +290,23 @@ func (h *headless) addTools() {
 	}, h.list)
 }
 
+// hostHeader carries the request's Host to the tool handlers (the SDK
+// passes them the headers, where Go does not keep Host). It is always set
+// by ServeHTTP, never taken from the client as sent.
+const hostHeader = "X-Raxol-Request-Host"
+
+// baseFor is the base URL of the session endpoints for the caller of req:
+// --public-url when set; else the host the caller reached /mcp by, which
+// it can reach the sessions by too; else the listener's address.
+func (h *headless) baseFor(req *mcp.CallToolRequest) string {
+	if h.s.opts.PublicURL == "" && req.Extra != nil {
+		if host := req.Extra.Header.Get(hostHeader); host != "" {
+			return "http://" + host
+		}
+	}
+	return strings.TrimRight(h.s.publicURL(nil), "/")
+}
+
 // callerOf is the API key owner of a request (set by verify).
 func callerOf(req *mcp.CallToolRequest) (session.Owner, bool) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
@@ -328,7 +346,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	h.sessions[se.ID] = e
 	h.mu.Unlock()
 	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User)
-	base := strings.TrimRight(h.s.publicURL(nil), "/") + "/sessions/" + se.ID
+	base := h.baseFor(req) + "/sessions/" + se.ID
 	return jsonToolResult(map[string]any{
 		"id":           se.ID,
 		"mcp_url":      base + "/mcp",
@@ -402,7 +420,7 @@ func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			continue
 		}
 		en := entry{ID: e.id, Created: e.created.UTC().Format(time.RFC3339), Attached: []attached{},
-			MCPURL: strings.TrimRight(h.s.publicURL(nil), "/") + "/sessions/" + e.id + "/mcp"}
+			MCPURL: h.baseFor(req) + "/sessions/" + e.id + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})
 		}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,7 +83,10 @@ func writeKeys(t *testing.T, keys ...string) string {
 // policy to one allowing the /mcp tools.
 func startHeadlessServer(t *testing.T, opts Options) *Server {
 	t.Helper()
-	opts.SSHAddr, opts.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.SSHAddr = "127.0.0.1:0"
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = "127.0.0.1:0"
+	}
 	opts.DataDir = t.TempDir()
 	if opts.APIKeysFile == "" {
 		opts.APIKeysFile = writeKeys(t, keyA, keyB)
@@ -559,6 +563,35 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 			t.Fatal("the /mcp client can still call after shutdown")
 		}
 	})
+}
+
+// TestHeadlessURLsUseTheCallersHost: without --public-url, the URLs
+// raxol_start and raxol_list return use the host the caller reached /mcp
+// by, so they work from where the caller is even when the listener is on
+// every interface.
+func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
+	srv := startHeadlessServer(t, Options{HTTPAddr: "0.0.0.0:0"})
+	_, port, err := net.SplitHostPort(srv.HTTPAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 127.0.0.1, not the listener's fallback name (localhost).
+	base := "http://127.0.0.1:" + port
+	a := dial(t, base+"/mcp", keyA, "control-agent")
+	started := mustCall(t, a, ToolStart, nil)
+	id := started["id"].(string)
+	if want := base + "/sessions/" + id + "/mcp"; started["mcp_url"] != want {
+		t.Fatalf("mcp_url %v, want %s", started["mcp_url"], want)
+	}
+	listed := mustCall(t, a, ToolList, nil)["sessions"].([]any)
+	if len(listed) != 1 || listed[0].(map[string]any)["mcp_url"] != base+"/sessions/"+id+"/mcp" {
+		t.Fatalf("raxol_list %v", listed)
+	}
+	// And the URL works.
+	ag := dial(t, started["mcp_url"].(string), started["token"].(string), "agent")
+	if _, err := ag.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestClaimJoinCode: a right code works once; wrong codes fail and burn

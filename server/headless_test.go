@@ -123,6 +123,18 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// headerRT sets one more header on every request.
+type headerRT struct {
+	base        http.RoundTripper
+	name, value string
+}
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.base.RoundTrip(r)
+}
+
 func dial(t *testing.T, url, token, name string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
@@ -586,6 +598,18 @@ func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
 	listed := mustCall(t, a, ToolList, nil)["sessions"].([]any)
 	if len(listed) != 1 || listed[0].(map[string]any)["mcp_url"] != base+"/sessions/"+id+"/mcp" {
 		t.Fatalf("raxol_list %v", listed)
+	}
+	// The header that carries the host inside is the server's own: one a
+	// client sends is replaced.
+	c := mcp.NewClient(&mcp.Implementation{Name: "spoofer", Version: "1"}, nil)
+	spoof, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
+		HTTPClient: &http.Client{Transport: headerRT{bearerRT(keyA), hostHeader, "evil.example"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spoof.Close()
+	if got := mustCall(t, spoof, ToolStart, nil)["mcp_url"].(string); !strings.HasPrefix(got, base+"/") {
+		t.Fatalf("a client-sent %s header made the URL %s", hostHeader, got)
 	}
 	// And the URL works.
 	ag := dial(t, started["mcp_url"].(string), started["token"].(string), "agent")

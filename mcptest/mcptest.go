@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -110,8 +110,7 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 	s := &Session{t: t, cfg: cfg, app: app.Name, stopped: true}
 
 	// Registered first, so it runs last: nothing logs to t after it.
-	lw := &logWriter{t: t}
-	t.Cleanup(lw.stop)
+	lw := testkit.NewLogWriter(t)
 	so := server.Options{
 		SSHAddr:      "127.0.0.1:0",
 		HTTPAddr:     "127.0.0.1:0",
@@ -221,28 +220,6 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.base.RoundTrip(r)
-}
-
-// logWriter writes server logs to t.Log until stopped.
-type logWriter struct {
-	t    testing.TB
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *logWriter) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
 }
 
 // Stop closes the MCP client and ends the session. It is idempotent, and

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -66,9 +66,7 @@ func bootNew(t *testing.T, app server.App, opts server.Options) (*bootServer, er
 		opts.DataDir = t.TempDir()
 	}
 	if opts.Logger == nil {
-		lw := &logWriter{t: t}
-		t.Cleanup(lw.stop)
-		opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	srv, err := server.New(app, opts)
 	if err != nil {
@@ -558,24 +556,6 @@ func TestConfigurationBindsInDevAsInProd(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's concurrent logging.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestPostureLogNamesThePolicy: the "serving" line states the resolved
 // policy and who configured it.
 func TestPostureLogNamesThePolicy(t *testing.T) {
@@ -609,7 +589,7 @@ func TestPostureLogNamesThePolicy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			opts, desc := tc.opts(t)
-			var logs syncBuffer
+			var logs testkit.SyncBuffer
 			opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			srv, err := bootNew(t, tc.app, opts)
 			if err != nil {

@@ -23,6 +23,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -55,29 +56,6 @@ type testServer struct {
 	shutdown bool
 }
 
-// logWriter sends the server's log lines to t.Log until the test is over,
-// then drops them (t.Log after the test has completed panics).
-type logWriter struct {
-	t    testing.TB
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *logWriter) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
-}
-
 // newServerOpts creates (but does not start) a demo server with loopback
 // addresses, a temporary data directory and a test logger, unless opts
 // says otherwise.
@@ -93,8 +71,7 @@ func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
 		opts.DataDir = t.TempDir()
 	}
 	if opts.Logger == nil {
-		lw := &logWriter{t: t}
-		t.Cleanup(lw.stop)
+		lw := testkit.NewLogWriter(t)
 		opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)

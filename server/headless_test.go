@@ -3,13 +3,10 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,35 +19,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
 const (
 	keyA = "key-a-0123456789abcdef0123456789abcdef"
 	keyB = "key-b-fedcba9876543210fedcba9876543210"
 )
-
-// hlLog sends log lines to t.Log while the test runs.
-type hlLog struct {
-	t    testing.TB
-	mu   sync.Mutex
-	done bool
-}
-
-func (w *hlLog) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
 
 // withControl is the demo's tool policy plus rules for the /mcp tools.
 func withControl(start, stop, list authz.Decision) authz.Func {
@@ -94,7 +74,7 @@ func startHeadlessServer(t *testing.T, opts Options) *Server {
 	if opts.ToolAuthorizer == nil {
 		opts.ToolAuthorizer = withControl(authz.Allow(), authz.Allow(), authz.Allow())
 	}
-	lw := &hlLog{t: t}
+	lw := testkit.NewLogWriter(t)
 	opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := New(App{Name: demo.Name, New: demo.New, Projections: demo.Projections(),
 		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
@@ -108,9 +88,6 @@ func startHeadlessServer(t *testing.T, opts Options) *Server {
 		if !srv.isDraining() {
 			_ = srv.Shutdown(context.Background())
 		}
-		lw.mu.Lock()
-		lw.done = true
-		lw.mu.Unlock()
 	})
 	return srv
 }
@@ -300,10 +277,10 @@ func TestHeadlessEndToEnd(t *testing.T) {
 
 	// A human joins with the code and sees what the agent did; then sees
 	// the agent's next change live. The code works once.
-	human := sshJoin(t, srv.SSHAddr(), "join "+id+" "+strings.ToLower(code))
-	human.waitFor("from-headless")
+	human := testkit.Run(t, srv.SSHAddr(), "join "+id+" "+strings.ToLower(code))
+	human.WaitFor("from-headless")
 	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-join"})
-	human.waitFor("after-join")
+	human.WaitFor("after-join")
 	waitUntil(t, 5*time.Second, func() bool {
 		for _, a := range se.Attached() {
 			if a.Kind == "terminal" {
@@ -321,7 +298,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 		t.Fatalf("raxol_stop = %v", out)
 	}
 	waitClosed(t, ag, "the stopped session's agent")
-	human.waitExit()
+	human.WaitExit()
 	if _, live := srv.Sessions().Get(id); live {
 		t.Fatal("session still live after raxol_stop")
 	}
@@ -709,114 +686,13 @@ func TestAPIKeysFile(t *testing.T) {
 	}
 }
 
-// term is a human's SSH client running one command in a PTY, its output
-// fed into a terminal emulator.
-type term struct {
-	t      *testing.T
-	conn   *gossh.Client
-	sess   *gossh.Session
-	mu     sync.Mutex // protects em
-	em     *vt.Emulator
-	read   chan struct{} // closed when stdout ends
-	exited chan struct{} // closed when the command exited
-	once   sync.Once
-}
-
-func sshJoin(t *testing.T, addr, command string) *term {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "human", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("ssh: %v", err)
-	}
-	m := &term{t: t, conn: conn, em: vt.NewEmulator(100, 30), read: make(chan struct{}), exited: make(chan struct{})}
-	t.Cleanup(m.close)
-	if m.sess, err = conn.NewSession(); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := m.sess.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := m.sess.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.sess.Start(command); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(stdin, m.em) }() // the emulator's replies to queries
-	go func() {
-		defer close(m.read)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := stdout.Read(buf)
-			if n > 0 {
-				m.mu.Lock()
-				_, _ = m.em.Write(buf[:n])
-				m.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { _ = m.sess.Wait(); close(m.exited) }()
-	return m
-}
-
-func (m *term) screen() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.em.String()
-}
-
-func (m *term) waitFor(text string) {
-	m.t.Helper()
-	waitUntil(m.t, 15*time.Second, func() bool { return strings.Contains(m.screen(), text) }, fmt.Sprintf("%q on the human's screen (screen now:\n%s)", text, m.screen()))
-}
-
-func (m *term) waitExit() {
-	m.t.Helper()
-	select {
-	case <-m.exited:
-	case <-time.After(10 * time.Second):
-		m.t.Fatal("the human's ssh command did not end")
-	}
-}
-
-func (m *term) close() {
-	m.once.Do(func() {
-		_ = m.sess.Close()
-		_ = m.conn.Close()
-		_ = m.em.InputPipe().(*io.PipeWriter).Close()
-		select {
-		case <-m.read:
-		case <-time.After(5 * time.Second):
-			m.t.Error("terminal reader did not stop")
-		}
-	})
-}
-
 // TestWrongAPIKeysAreRateLimitedPerAddress: wrong keys spend the same
 // per-address budget as failed SSH logins; over it, even the right key is
 // refused with 429 until the budget refills.
 func TestWrongAPIKeysAreRateLimitedPerAddress(t *testing.T) {
 	srv := startHeadlessServer(t, Options{Limits: Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
 	post := func(key string) int {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.HTTPAddr()+"/mcp",
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.HTTPAddr()+"/mcp", strings.NewReader(initBody))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")

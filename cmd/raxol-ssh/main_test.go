@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -82,7 +82,7 @@ func TestRunRefusesProdWithoutKeys(t *testing.T) {
 func TestRunServesAndDrains(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"--data-dir", dir, "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil), &out)
@@ -113,23 +113,6 @@ func TestRunServesAndDrains(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestREADMEProductionPolicyBoots: the policy file the README shows for
 // production loads, and a production server boots with it.
 func TestREADMEProductionPolicyBoots(t *testing.T) {
@@ -155,7 +138,7 @@ func TestREADMEProductionPolicyBoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"--env", "prod", "--authorized-keys", keys, "--mcp-policy", policy,

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net"
@@ -18,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/vt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
 var (
@@ -63,12 +61,12 @@ func TestMain(m *testing.M) {
 
 // spawn starts `raxol-ssh mcp --stdio args...` as an MCP client would,
 // with a go-sdk client over mcp.CommandTransport.
-func spawn(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *syncBuffer) {
+func spawn(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd, *testkit.SyncBuffer) {
 	t.Helper()
 	bin := buildBinary(t)
 	cmd := exec.Command(bin, append([]string{"mcp", "--stdio", "--data-dir", t.TempDir()}, args...)...)
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
-	stderr := &syncBuffer{}
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "stdio-test-agent", Version: "1.0"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -178,130 +176,20 @@ func TestMCPStdioWithSSH(t *testing.T) {
 
 	// The human joins that very session with the code and sees the
 	// agent's change, then the next one live.
-	human := sshJoin(t, net.JoinHostPort("127.0.0.1", join[1]), "join "+join[2]+" "+code[1])
-	human.waitFor("seen-by-human")
+	human := testkit.Run(t, net.JoinHostPort("127.0.0.1", join[1]), "join "+join[2]+" "+code[1])
+	human.WaitFor("seen-by-human")
 	if out, isErr := callJSON(t, cs, "demo.search.type_into", map[string]any{"text": "live-change"}); isErr {
 		t.Fatalf("type_into: %v", out)
 	}
-	human.waitFor("live-change")
+	human.WaitFor("live-change")
 	// The code was used up: once the human has left, another one with
 	// the same code is refused.
-	human.close()
-	other := sshJoin(t, net.JoinHostPort("127.0.0.1", join[1]), "join "+join[2]+" "+code[1])
-	other.waitExit()
-	if s := other.stderr(); !strings.Contains(s, "no such session") {
+	human.Close()
+	other := testkit.Run(t, net.JoinHostPort("127.0.0.1", join[1]), "join "+join[2]+" "+code[1])
+	other.WaitExit()
+	if s := other.Stderr(); !strings.Contains(s, "no such session") {
 		t.Errorf("second join with a used code: stderr %q", s)
 	}
-}
-
-// term is a human's SSH client running one command in a PTY, its output
-// fed into a terminal emulator.
-type term struct {
-	t      *testing.T
-	conn   *gossh.Client
-	sess   *gossh.Session
-	mu     sync.Mutex // protects em
-	em     *vt.Emulator
-	errBuf syncBuffer
-	read   chan struct{} // closed when stdout ends
-	exited chan struct{} // closed when the command exited
-	once   sync.Once
-}
-
-func sshJoin(t *testing.T, addr, command string) *term {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := gossh.NewSignerFromKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "human", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
-		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatalf("ssh to the printed port: %v", err)
-	}
-	m := &term{t: t, conn: conn, em: vt.NewEmulator(100, 30), read: make(chan struct{}), exited: make(chan struct{})}
-	t.Cleanup(m.close)
-	if m.sess, err = conn.NewSession(); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := m.sess.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := m.sess.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.sess.Stderr = &m.errBuf
-	if err := m.sess.Start(command); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(stdin, m.em) }() // the emulator's replies to queries
-	go func() {
-		defer close(m.read)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := stdout.Read(buf)
-			if n > 0 {
-				m.mu.Lock()
-				_, _ = m.em.Write(buf[:n])
-				m.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() { _ = m.sess.Wait(); close(m.exited) }()
-	return m
-}
-
-func (m *term) screen() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.em.String()
-}
-
-func (m *term) stderr() string { return m.errBuf.String() }
-
-func (m *term) waitFor(text string) {
-	m.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(m.screen(), text) {
-		if time.Now().After(deadline) {
-			m.t.Fatalf("%q not on the human's screen:\n%s\nstderr: %s", text, m.screen(), m.stderr())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (m *term) waitExit() {
-	m.t.Helper()
-	select {
-	case <-m.exited:
-	case <-time.After(10 * time.Second):
-		m.t.Fatal("the ssh command did not end")
-	}
-}
-
-func (m *term) close() {
-	m.once.Do(func() {
-		_ = m.sess.Close()
-		_ = m.conn.Close()
-		_ = m.em.InputPipe().(*io.PipeWriter).Close()
-		select {
-		case <-m.read:
-		case <-time.After(5 * time.Second):
-			m.t.Error("terminal reader did not stop")
-		}
-	})
 }
 
 // TestMCPSubcommandInProcess runs the subcommand's run function with
@@ -309,7 +197,7 @@ func (m *term) close() {
 func TestMCPSubcommandInProcess(t *testing.T) {
 	c2sR, c2sW := io.Pipe()
 	s2cR, s2cW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- runMCP(context.Background(), []string{"--stdio", "--data-dir", t.TempDir()}, env(nil), &stderr,
@@ -413,7 +301,7 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"--mcp-policy", policy, "--data-dir", filepath.Join(dir, "data"),

@@ -49,15 +49,7 @@ func (t TextInput) Focusable() bool { return !t.Disabled }
 
 // HandleEvent edits the text, sending [TextInputChanged] when it changed.
 func (t TextInput) HandleEvent(ev Event, st *LocalState) []tea.Msg {
-	if t.Disabled {
-		return nil
-	}
-	st = stateOrScratch(st)
-	if c, ok := ev.(ClickEvent); ok {
-		t.field().click(c, st)
-		return nil
-	}
-	v, changed := editText(t.Value, ev, st, lenLimit(t.MaxLen, DefaultMaxLen), false)
+	v, changed := t.field().edit(ev, st, t.MaxLen)
 	if !changed {
 		return nil
 	}
@@ -109,15 +101,7 @@ func (p PasswordField) Focusable() bool { return !p.Disabled }
 // HandleEvent edits the text, sending [PasswordFieldChanged] when it
 // changed.
 func (p PasswordField) HandleEvent(ev Event, st *LocalState) []tea.Msg {
-	if p.Disabled {
-		return nil
-	}
-	st = stateOrScratch(st)
-	if c, ok := ev.(ClickEvent); ok {
-		p.field().click(c, st)
-		return nil
-	}
-	v, changed := editText(p.Value, ev, st, lenLimit(p.MaxLen, DefaultMaxLen), false)
+	v, changed := p.field().edit(ev, st, p.MaxLen)
 	if !changed {
 		return nil
 	}
@@ -297,6 +281,21 @@ type lineField struct {
 	width                     int
 	masked                    bool
 	disabled                  bool
+}
+
+// edit applies ev to the field's text: a click moves the cursor, keys and
+// pastes edit within maxLen runes (zero: DefaultMaxLen). It reports the new
+// text and whether it changed; a disabled field ignores everything.
+func (f lineField) edit(ev Event, st *LocalState, maxLen int) (string, bool) {
+	if f.disabled {
+		return f.value, false
+	}
+	st = stateOrScratch(st)
+	if c, ok := ev.(ClickEvent); ok {
+		f.click(c, st)
+		return f.value, false
+	}
+	return editText(f.value, ev, st, lenLimit(maxLen, DefaultMaxLen), false)
 }
 
 // layout returns the label prefix and the width of the text part for a

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
@@ -38,22 +37,17 @@ func (c *conn) authorize(next mcp.MethodHandler) mcp.MethodHandler {
 		if !slices.Contains(readMethods, method) {
 			return next(ctx, method, req)
 		}
-		d, panicked := c.b.opts.Policy.DecideRead(method, paramsMap(req), actx)
+		d, panicked := c.b.opts.Policy.DecideRead(method, RequestParams(req), actx)
 		if panicked || d.Kind != authz.KindAllow {
 			c.countAuthz("read", d, panicked)
-			data, _ := json.Marshal(authz.ReadDenialFor(method, d))
-			return nil, &jsonrpc.Error{Code: authz.ReadDeniedCode, Message: authz.ReadDeniedMessage(method), Data: data}
+			return nil, ReadDenied(method, d)
 		}
 		c.b.opts.Metrics.Authz("read", "allow")
 		res, err := next(ctx, method, req)
-		if method == "tools/list" && err == nil {
-			if lr, ok := res.(*mcp.ListToolsResult); ok {
-				filtered := *lr // never mutate the server's own result or tools
-				filtered.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !c.listable(t.Name, actx) })
-				return &filtered, nil
-			}
+		if err != nil {
+			return res, err
 		}
-		return res, err
+		return FilterTools(res, func(name string) bool { return c.listable(name, actx) }), nil
 	}
 }
 
@@ -116,12 +110,12 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 	}
 	if sensitive && !c.b.opts.Policy.ToolConfigured() {
 		c.b.opts.Metrics.Authz("tool", "deny")
-		return denial(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
+		return DenialResult(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
 	}
 	d, panicked := c.b.opts.Policy.DecideTool(name, args, actx)
 	if panicked {
 		c.countAuthz("tool", d, true)
-		return denial(name, d)
+		return DenialResult(name, d)
 	}
 	switch d.Kind {
 	case authz.KindAllow:
@@ -134,12 +128,12 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 		}
 		if !c.sess.CanApprove() {
 			c.b.opts.Metrics.Authz("tool", "ask")
-			return denial(name, d)
+			return DenialResult(name, d)
 		}
 		return c.ask(ctx, r, name, args, d)
 	default:
 		c.b.opts.Metrics.Authz("tool", "deny")
-		return denial(name, d)
+		return DenialResult(name, d)
 	}
 }
 
@@ -192,13 +186,13 @@ func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, arg
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		c.b.opts.Metrics.Authz("tool", "timeout")
-		return denial(name, authz.Deny(fmt.Sprintf("no answer from the human within %s", c.b.opts.ApprovalTimeout)))
+		return DenialResult(name, authz.Deny(fmt.Sprintf("no answer from the human within %s", c.b.opts.ApprovalTimeout)))
 	case errors.Is(err, session.ErrNoTerminal):
 		c.b.opts.Metrics.Authz("tool", "ask")
-		return denial(name, d)
+		return DenialResult(name, d)
 	default:
 		c.b.opts.Metrics.Authz("tool", "refused")
-		return denial(name, authz.Deny("refused by the human"))
+		return DenialResult(name, authz.Deny("refused by the human"))
 	}
 }
 
@@ -229,15 +223,6 @@ func (c *conn) progress(ctx context.Context, r *mcp.CallToolRequest) func() {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// denial is the error result of a refused call.
-func denial(tool string, d authz.Decision) *mcp.CallToolResult {
-	cd := authz.DenialFor(tool, d)
-	b, _ := json.Marshal(cd)
-	var v map[string]any
-	_ = json.Unmarshal(b, &v)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
 }
 
 // widgetLabel is the label, title or id of the widget a tool acts on.
@@ -296,17 +281,6 @@ func authzContext(req mcp.Request) authz.Context {
 		ctx.Transport = authz.TransportSSE
 	}
 	return ctx
-}
-
-// paramsMap turns a request's params into plain data for the read seam.
-func paramsMap(req mcp.Request) map[string]any {
-	b, err := json.Marshal(req.GetParams())
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
 }
 
 func randomID() string {

@@ -17,4 +17,8 @@
 //
 // A session's MCP server is created on its first authenticated request
 // and closed, with its clients, when the session ends.
+//
+// The answers at the authorization seams (DenialResult, ReadDenied,
+// RequestParams, FilterTools) are exported for the server's own /mcp
+// endpoint, which is held to the same policy.
 package mcpbridge

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
@@ -493,20 +492,17 @@ func (h *headless) authorize(next mcp.MethodHandler) mcp.MethodHandler {
 		if !slices.Contains(authz.ReadMethods(), method) {
 			return next(ctx, method, req)
 		}
-		d, panicked := p.DecideRead(method, paramsOf(req), actx)
+		d, panicked := p.DecideRead(method, mcpbridge.RequestParams(req), actx)
 		if panicked || d.Kind != authz.KindAllow {
 			h.countAuthz("read", d, panicked)
-			data, _ := json.Marshal(authz.ReadDenialFor(method, d))
-			return nil, &jsonrpc.Error{Code: authz.ReadDeniedCode, Message: authz.ReadDeniedMessage(method), Data: data}
+			return nil, mcpbridge.ReadDenied(method, d)
 		}
 		h.s.metrics.Authz("read", "allow")
 		res, err := next(ctx, method, req)
-		if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
-			filtered := *lr
-			filtered.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !h.listable(t.Name, actx) })
-			return &filtered, nil
+		if err != nil {
+			return res, err
 		}
-		return res, err
+		return mcpbridge.FilterTools(res, func(name string) bool { return h.listable(name, actx) }), nil
 	}
 }
 
@@ -548,7 +544,7 @@ func (h *headless) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mc
 	}
 	if sensitive && !p.ToolConfigured() {
 		h.s.metrics.Authz("tool", "deny")
-		return callDenial(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
+		return mcpbridge.DenialResult(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
 	}
 	var args map[string]any
 	if len(r.Params.Arguments) > 0 {
@@ -557,7 +553,7 @@ func (h *headless) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mc
 	d, panicked := p.DecideTool(name, args, actx)
 	if panicked || d.Kind != authz.KindAllow {
 		h.countAuthz("tool", d, panicked)
-		return callDenial(name, d) // an ask has no human to answer it here
+		return mcpbridge.DenialResult(name, d) // an ask has no human to answer it here
 	}
 	h.s.metrics.Authz("tool", "allow")
 	return nil
@@ -571,23 +567,6 @@ func controlContext(req mcp.Request) authz.Context {
 		c.ConnID = ss.ID()
 	}
 	return c
-}
-
-func paramsOf(req mcp.Request) map[string]any {
-	b, err := json.Marshal(req.GetParams())
-	if err != nil {
-		return nil
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-func callDenial(tool string, d authz.Decision) *mcp.CallToolResult {
-	b, _ := json.Marshal(authz.DenialFor(tool, d))
-	var v map[string]any
-	_ = json.Unmarshal(b, &v)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
 }
 
 func toolError(kind, msg string) *mcp.CallToolResult {

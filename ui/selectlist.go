@@ -75,20 +75,9 @@ func (l SelectList) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		row = top + y
 		msgs = []tea.Msg{OptionSelected{ID: l.ID, Index: row}}
 	case tea.KeyPressMsg:
-		switch ev.String() {
-		case "up", "k":
-			row = max(row-1, 0)
-		case "down", "j":
-			row = min(row+1, n-1)
-		case "home":
-			row = 0
-		case "end":
-			row = n - 1
-		case "pgup":
-			row = max(row-h, 0)
-		case "pgdown":
-			row = min(row+h, n-1)
-		case "enter", "space":
+		if r, ok := moveRow(vimKey(ev.String()), row, n, h); ok {
+			row = min(max(r, 0), n-1)
+		} else if k := ev.String(); k == "enter" || k == "space" {
 			msgs = []tea.Msg{OptionSelected{ID: l.ID, Index: row}}
 		}
 	}

@@ -153,19 +153,12 @@ func (t Table) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		if page <= 0 {
 			page = dwPage
 		}
+		if r, ok := moveRow(vimKey(ev.String()), st.Row, len(t.Rows), page); ok {
+			st.Row = r
+			t.window(st)
+			return nil
+		}
 		switch ev.String() {
-		case "up", "k":
-			st.Row--
-		case "down", "j":
-			st.Row++
-		case "pgup":
-			st.Row = dwSatAdd(st.Row, -page)
-		case "pgdown":
-			st.Row = dwSatAdd(st.Row, page)
-		case "home":
-			st.Row = 0
-		case "end":
-			st.Row = len(t.Rows) - 1
 		case "left":
 			st.Col--
 		case "right":
@@ -321,6 +314,38 @@ func dwClamp(v, lo, hi int) int {
 
 // dwSatAdd adds without wrapping around: the sum saturates at the int
 // limits.
+// moveRow is the highlighted row after a navigation key among n rows: up,
+// down, pgup and pgdown (by page), home, end. ok is false for any other
+// key. The caller clamps the row.
+func moveRow(key string, row, n, page int) (int, bool) {
+	switch key {
+	case "up":
+		return row - 1, true
+	case "down":
+		return row + 1, true
+	case "pgup":
+		return dwSatAdd(row, -page), true
+	case "pgdown":
+		return dwSatAdd(row, page), true
+	case "home":
+		return 0, true
+	case "end":
+		return n - 1, true
+	}
+	return row, false
+}
+
+// vimKey maps k and j, which lists and tables also take, to up and down.
+func vimKey(key string) string {
+	switch key {
+	case "k":
+		return "up"
+	case "j":
+		return "down"
+	}
+	return key
+}
+
 func dwSatAdd(a, b int) int {
 	c := a + b
 	switch {

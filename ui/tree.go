@@ -119,19 +119,12 @@ func (t Tree) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		if page <= 0 {
 			page = dwPage
 		}
+		if r, ok := moveRow(ev.String(), st.Row, len(rows), page); ok {
+			st.Row = r
+			t.window(st, len(rows))
+			return nil
+		}
 		switch ev.String() {
-		case "up":
-			st.Row--
-		case "down":
-			st.Row++
-		case "pgup":
-			st.Row = dwSatAdd(st.Row, -page)
-		case "pgdown":
-			st.Row = dwSatAdd(st.Row, page)
-		case "home":
-			st.Row = 0
-		case "end":
-			st.Row = len(rows) - 1
 		case "right":
 			switch {
 			case hasKids && !cur.Node.Expanded:

@@ -52,23 +52,10 @@ func (b *bootServer) shutdown(t testing.TB) {
 	})
 }
 
-// bootNew calls server.New for app with loopback addresses, a temporary
-// data directory and the test's logger, unless opts says otherwise.
+// bootNew calls server.New for app with testOptions.
 func bootNew(t *testing.T, app server.App, opts server.Options) (*bootServer, error) {
 	t.Helper()
-	if opts.SSHAddr == "" {
-		opts.SSHAddr = "127.0.0.1:0"
-	}
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
-	}
-	if opts.DataDir == "" {
-		opts.DataDir = t.TempDir()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	srv, err := server.New(app, opts)
+	srv, err := server.New(app, testOptions(t, opts))
 	if err != nil {
 		if srv != nil {
 			t.Errorf("server.New returned a server with its error %v", err)

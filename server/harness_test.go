@@ -56,11 +56,9 @@ type testServer struct {
 	shutdown bool
 }
 
-// newServerOpts creates (but does not start) a demo server with loopback
-// addresses, a temporary data directory and a test logger, unless opts
-// says otherwise.
-func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
-	t.Helper()
+// testOptions fills in loopback addresses, a temporary data directory and
+// the test's logger where opts leaves them empty.
+func testOptions(t testing.TB, opts server.Options) server.Options {
 	if opts.SSHAddr == "" {
 		opts.SSHAddr = "127.0.0.1:0"
 	}
@@ -71,10 +69,16 @@ func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
 		opts.DataDir = t.TempDir()
 	}
 	if opts.Logger == nil {
-		lw := testkit.NewLogWriter(t)
-		opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts.Logger = slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
+	return opts
+}
+
+// newServerOpts creates (but does not start) a demo server with
+// testOptions.
+func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
+	t.Helper()
+	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, testOptions(t, opts))
 }
 
 // startServer creates and starts a demo server; it is shut down when the

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -106,17 +107,6 @@ func newBenchEnv(t testing.TB) *env {
 	return e
 }
 
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 type notes struct {
 	mu       sync.Mutex
 	listChg  int
@@ -144,7 +134,7 @@ func (e *env) connect(sse bool, opts ...func(*mcp.ClientOptions)) (*mcp.ClientSe
 		o(co)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1.0"}, co)
-	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}
 	if sse {
 		tr = &mcp.SSEClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/sse", HTTPClient: hc}
@@ -578,7 +568,7 @@ func TestClientCapAndRateLimit(t *testing.T) {
 	cs, _ := e.connect(false)
 	e.connect(true)
 	c := mcp.NewClient(&mcp.Implementation{Name: "third"}, nil)
-	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
 	if _, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}, nil); err == nil {
 		t.Fatal("a third client connected over a cap of 2")
 	}
@@ -610,7 +600,7 @@ func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
 	e.http = httptest.NewServer(e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
-	hc := &http.Client{Transport: bearer{e.session.Token(), http.DefaultTransport}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sseGet := func() int {
@@ -688,7 +678,7 @@ func TestVanishedAgentsLeavePresence(t *testing.T) {
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
 
-	rt := &dying{base: bearer{e.session.Token(), http.DefaultTransport}}
+	rt := &dying{base: testkit.Bearer(nil, e.session.Token())}
 	c := mcp.NewClient(&mcp.Implementation{Name: "ghost", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)

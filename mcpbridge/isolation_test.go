@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -173,7 +174,7 @@ func (s *isoStream) received() []string {
 func isoConnect(t *testing.T, base string, se *session.Session, sse bool) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "iso-agent", Version: "1.0"}, nil)
-	hc := &http.Client{Transport: bearer{se.Token(), http.DefaultTransport}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, se.Token())}
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: base + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
 	if sse {
 		tr = &mcp.SSEClientTransport{Endpoint: base + "/sessions/" + se.ID + "/sse", HTTPClient: hc}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"pgregory.net/rapid"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -28,14 +29,6 @@ func (n note) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
 	return n, nil
 }
 func (n note) View() ui.Node { return ui.TextInput{ID: "text", Label: "Text", Value: n.Text} }
-
-type bearerRT struct{ token string }
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // TestSubscriptionsBelongToClients: a client's subscriptions are counted
 // once however often it subscribes, and end with the client, so a
@@ -63,7 +56,7 @@ func TestSubscriptionsBelongToClients(t *testing.T) {
 		c := mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 			Endpoint:   srv.URL + "/sessions/" + se.ID + "/mcp",
-			HTTPClient: &http.Client{Transport: bearerRT{se.Token()}},
+			HTTPClient: &http.Client{Transport: testkit.Bearer(nil, se.Token())},
 		}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -182,7 +182,7 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 func (s *Session) connect() error {
 	base := "http://" + s.srv.HTTPAddr() + "/sessions/" + s.se.ID
 	s.transport = http.DefaultTransport.(*http.Transport).Clone()
-	hc := &http.Client{Transport: bearer{token: s.se.Token(), base: s.transport}}
+	hc := &http.Client{Transport: testkit.Bearer(s.transport, s.se.Token())}
 	var tr mcp.Transport
 	if s.cfg.sse {
 		s.endpoint = base + "/sse"
@@ -208,18 +208,6 @@ func (s *Session) connect() error {
 	}
 	s.cs = cs
 	return nil
-}
-
-// bearer adds the session's bearer token to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
 
 // Stop closes the MCP client and ends the session. It is idempotent, and

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/mcptest"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -232,7 +233,7 @@ func TestGoesThroughAuthorization(t *testing.T) {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
 
-	hc := &http.Client{Transport: tokenTransport{"wrong", &http.Transport{}}}
+	hc := &http.Client{Transport: testkit.Bearer(&http.Transport{}, "wrong")}
 	defer hc.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -243,17 +244,6 @@ func TestGoesThroughAuthorization(t *testing.T) {
 	}
 	// The harness's own client still works.
 	s.Click("inc").AssertModel(count(1))
-}
-
-type tokenTransport struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (tt tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+tt.token)
-	return tt.base.RoundTrip(r)
 }
 
 func TestWithServerOptions(t *testing.T) {

@@ -399,7 +399,7 @@ func TestInvalidConfigurationStopsTheBoot(t *testing.T) {
 func bootAgent(t *testing.T, httpAddr string, se *session.Session) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "gate-agent", Version: "1.0"}, nil)
-	hc := &http.Client{Transport: bearerRT{se.Token()}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, se.Token())}
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + httpAddr + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("agent connect: %v", err)

@@ -92,30 +92,10 @@ func startHeadlessServer(t *testing.T, opts Options) *Server {
 	return srv
 }
 
-type bearerRT string
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// headerRT sets one more header on every request.
-type headerRT struct {
-	base        http.RoundTripper
-	name, value string
-}
-
-func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(h.name, h.value)
-	return h.base.RoundTrip(r)
-}
-
 func dial(t *testing.T, url, token, name string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT(token)}}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: testkit.Bearer(nil, token)}}, nil)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
 	}
@@ -485,7 +465,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		a := control(t, srv, keyA)
 		b := control(t, srv, keyB)
 		c := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "1"}, nil)
-		_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/mcp", HTTPClient: &http.Client{Transport: bearerRT(keyA)}}, nil)
+		_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/mcp", HTTPClient: &http.Client{Transport: testkit.Bearer(nil, keyA)}}, nil)
 		if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 			t.Fatalf("third client: %v, want refused as too many clients", err)
 		}
@@ -580,7 +560,7 @@ func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
 	// client sends is replaced.
 	c := mcp.NewClient(&mcp.Implementation{Name: "spoofer", Version: "1"}, nil)
 	spoof, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
-		HTTPClient: &http.Client{Transport: headerRT{bearerRT(keyA), hostHeader, "evil.example"}}}, nil)
+		HTTPClient: &http.Client{Transport: testkit.Header(testkit.Bearer(nil, keyA), hostHeader, "evil.example")}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,18 +13,11 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
-
-type bearerRT struct{ token string }
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 type agent struct {
 	t        *testing.T
@@ -53,7 +46,7 @@ func attachAgent(t *testing.T, srv *testServer, se *session.Session, sse bool) *
 			a.updateCh <- struct{}{}
 		},
 	})
-	hc := &http.Client{Transport: bearerRT{se.Token()}}
+	hc := &http.Client{Transport: testkit.Bearer(nil, se.Token())}
 	base := "http://" + srv.HTTPAddr() + "/sessions/" + se.ID
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}
 	if sse {

@@ -268,14 +268,6 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-type bearerRT string
-
-func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestAgentsDocHeadlessPolicy: the policy file docs/AGENTS.md shows lets
 // the demo serve /mcp with --api-keys: raxol_start, drive the session,
 // raxol_stop.
@@ -327,7 +319,7 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 	httpAddr := addrRE.FindStringSubmatch(out.String())[1]
 	c := mcp.NewClient(&mcp.Implementation{Name: "doc-agent", Version: "1"}, nil)
 	ctl, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + httpAddr + "/mcp",
-		HTTPClient: &http.Client{Transport: bearerRT(key)}}, nil)
+		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, key)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +329,7 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 		t.Fatalf("raxol_start: %v", started)
 	}
 	ag, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: started["mcp_url"].(string),
-		HTTPClient: &http.Client{Transport: bearerRT(started["token"].(string))}}, nil)
+		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, started["token"].(string))}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

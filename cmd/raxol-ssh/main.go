@@ -52,14 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return 2
 	}
 	opts.Logger = newLogger(stderr, logCfg)
-	app := server.App{
-		Name:        demo.Name,
-		New:         demo.New,
-		Projections: demo.Projections(),
-		ToolPolicy:  demo.ToolPolicy(),
-		ReadPolicy:  demo.ReadPolicy(),
-	}
-	srv, err := server.New(app, opts)
+	srv, err := server.New(demoApp(), opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
@@ -196,4 +189,15 @@ func (l *listFlag) list() []string {
 		return nil
 	}
 	return l.vals
+}
+
+// demoApp is the built-in demo, with its own policy.
+func demoApp() server.App {
+	return server.App{
+		Name:        demo.Name,
+		New:         demo.New,
+		Projections: demo.Projections(),
+		ToolPolicy:  demo.ToolPolicy(),
+		ReadPolicy:  demo.ReadPolicy(),
+	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -45,14 +44,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stde
 	if t == nil {
 		t = &mcp.StdioTransport{}
 	}
-	app := server.App{
-		Name:        demo.Name,
-		New:         demo.New,
-		Projections: demo.Projections(),
-		ToolPolicy:  demo.ToolPolicy(),
-		ReadPolicy:  demo.ReadPolicy(),
-	}
-	err = server.ServeStdio(ctx, app, opts, t, withSSH, func(s server.StdioSession) {
+	err = server.ServeStdio(ctx, demoApp(), opts, t, withSSH, func(s server.StdioSession) {
 		fmt.Fprintf(stderr, "raxol-ssh mcp: serving session %s on stdio\n", s.ID)
 		if s.JoinCommand != "" {
 			fmt.Fprintf(stderr, "raxol-ssh mcp: a human joins with: %s\n", s.JoinCommand)

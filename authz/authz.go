@@ -271,7 +271,8 @@ func DenialFor(tool string, d Decision) CallDenial {
 }
 
 // SessionGrants holds the tools a human allowed "for the rest of the
-// session". The zero value is empty and ready; it is safe for concurrent
+// session" to one client (keep one per client: a grant never carries to
+// another agent). The zero value is empty and ready; it is safe for concurrent
 // use and must not be copied after first use.
 type SessionGrants struct {
 	mu    sync.Mutex
@@ -294,4 +295,11 @@ func (g *SessionGrants) Granted(tool string) bool {
 	defer g.mu.Unlock()
 	_, ok := g.tools[tool]
 	return ok
+}
+
+// Revoke forgets every grant (e.g. the session's token was rotated).
+func (g *SessionGrants) Revoke() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tools = nil
 }

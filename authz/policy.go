@@ -73,6 +73,10 @@ var readMethods = []string{
 	"prompts/list",
 	"prompts/get",
 	"completion/complete",
+	// subscriptions/listen (2026-07-28) carries resource updates and list
+	// changes on one stream; the go-sdk answers it on initialized sessions
+	// too, so it is gated like resources/subscribe.
+	"subscriptions/listen",
 }
 
 // ReadMethods returns the methods the read seam gates (a fresh slice).

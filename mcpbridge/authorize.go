@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,52 +17,10 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
-// readMethods are the methods the read seam gates.
-var readMethods = authz.ReadMethods()
-
-// authorize is the first receiving middleware: every request but
-// initialize, ping and notifications passes a policy seam here.
-func (c *conn) authorize(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		actx := authzContext(req)
-		if method == "tools/call" {
-			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if denied := c.authorizeCall(ctx, r, actx); denied != nil {
-					return denied, nil
-				}
-			}
-			return next(ctx, method, req)
-		}
-		if !slices.Contains(readMethods, method) {
-			return next(ctx, method, req)
-		}
-		d, panicked := c.b.opts.Policy.DecideRead(method, RequestParams(req), actx)
-		if panicked || d.Kind != authz.KindAllow {
-			c.countAuthz("read", d, panicked)
-			return nil, ReadDenied(method, d)
-		}
-		c.b.opts.Metrics.Authz("read", "allow")
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		return FilterTools(res, func(name string) bool { return c.listable(name, actx) }), nil
-	}
-}
-
-func (c *conn) countAuthz(seam string, d authz.Decision, panicked bool) {
-	switch {
-	case panicked:
-		c.b.opts.Metrics.Authz(seam, "error")
-	default:
-		c.b.opts.Metrics.Authz(seam, d.Kind.String())
-	}
-}
-
 // listable reports whether a tool is listed to this caller: allowed, or
 // "ask" while a human who can approve is attached. A policy that panics on
 // a tool costs that tool its listing only.
-func (c *conn) listable(name string, actx authz.Context) bool {
+func (c *conn) listable(req mcp.Request, name string, actx authz.Context) bool {
 	if sensitive, known := c.classify(name); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
 		return false
 	}
@@ -74,7 +31,7 @@ func (c *conn) listable(name string, actx authz.Context) bool {
 	case d.Kind == authz.KindAllow:
 		return true
 	case d.Kind == authz.KindAsk:
-		return c.sess.CanApprove() || c.grants.Granted(name)
+		return c.sess.CanApprove() || c.granted(req, name)
 	}
 	return false
 }
@@ -114,7 +71,7 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 	}
 	d, panicked := c.b.opts.Policy.DecideTool(name, args, actx)
 	if panicked {
-		c.countAuthz("tool", d, true)
+		c.b.opts.Metrics.Authz("tool", "error")
 		return DenialResult(name, d)
 	}
 	switch d.Kind {
@@ -122,7 +79,7 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 		c.b.opts.Metrics.Authz("tool", "allow")
 		return nil
 	case authz.KindAsk:
-		if c.grants.Granted(name) {
+		if c.granted(r, name) {
 			c.b.opts.Metrics.Authz("tool", "approved")
 			return nil
 		}
@@ -170,14 +127,26 @@ func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, arg
 		Prompt:   d.Prompt,
 		Deadline: time.Now().Add(c.b.opts.ApprovalTimeout),
 	}
-	wctx, cancel := context.WithTimeout(ctx, c.b.opts.ApprovalTimeout)
+	// The prompt lives as long as someone waits for its answer: the call
+	// (notifications/cancelled), its HTTP request or stream, its client.
+	gctx, stopGone := c.withdrawOnGone(ctx, r)
+	defer stopGone()
+	wctx, cancel := context.WithTimeout(gctx, c.b.opts.ApprovalTimeout)
 	defer cancel()
 	stop := c.progress(wctx, r)
 	answer, err := c.sess.RequestApproval(wctx, req)
 	stop()
+	if gctx.Err() != nil {
+		// Gone before (or while) the human answered: an answer to a
+		// withdrawn prompt grants nothing.
+		c.b.opts.Metrics.Authz("tool", "withdrawn")
+		return DenialResult(name, authz.Deny("withdrawn: the request went away before the human answered"))
+	}
 	switch answer {
 	case session.ApprovedForSession:
-		c.grants.Grant(name)
+		if cl := c.client(r); cl != nil {
+			cl.grants.Grant(name)
+		}
 		fallthrough
 	case session.ApprovedOnce:
 		c.b.opts.Metrics.Authz("tool", "approved")
@@ -260,27 +229,6 @@ func (c *conn) maskedArgs(name string, args map[string]any) string {
 		return "(unprintable)"
 	}
 	return Clean(string(b))
-}
-
-// authzContext holds only what the server knows of the request: the MCP
-// session it arrived on and the transport (Streamable HTTP requests carry
-// their HTTP headers; SSE ones do not).
-func authzContext(req mcp.Request) authz.Context {
-	ctx := authz.Context{ConnID: "unknown", Transport: authz.TransportUnknown}
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-		if id := ss.ID(); id != "" {
-			if d, ok := declaredContext(id); ok {
-				return d // served by Bridge.ServeTransport (stdio)
-			}
-			ctx.ConnID = id
-		}
-	}
-	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-		ctx.Transport = authz.TransportHTTP
-	} else {
-		ctx.Transport = authz.TransportSSE
-	}
-	return ctx
 }
 
 func randomID() string {

@@ -211,6 +211,8 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 		}
 		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
 		defer dw.clear()
+		r, release := c.tagRequest(r, sse)
+		defer release()
 		if sse {
 			c.sse.ServeHTTP(dw, r)
 		} else {

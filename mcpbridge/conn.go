@@ -14,9 +14,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/time/rate"
 
-	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -56,10 +54,10 @@ type conn struct {
 	// then the watcher).
 	derivedTools []Derived
 	derivedFor   uint64
-	limiters     sync.Map            // *mcp.ServerSession -> *rate.Limiter
-	present      sync.Map            // *mcp.ServerSession -> struct{}: presence recorded
-	grants       authz.SessionGrants // tools the human allowed for the session
-	sseStreams   atomic.Int32        // SSE streams open now
+	clients      sync.Map     // *mcp.ServerSession -> *client: attached clients
+	requests     sync.Map     // requestHeader tag -> the POST's context, while it is served
+	gate         *Gate        // the authorization middleware
+	sseStreams   atomic.Int32 // SSE streams open now
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -97,7 +95,9 @@ func newConn(b *Bridge, se *session.Session) *conn {
 	})
 	// In order: count and rate-limit every call, authorize, then serve
 	// derived tools.
-	c.server.AddReceivingMiddleware(c.meter, c.authorize, c.middleware)
+	c.gate = &Gate{Policy: b.opts.Policy, Metrics: b.opts.Metrics, Context: c.clientContext, Call: c.authorizeCall, Listable: c.listable}
+	c.server.AddReceivingMiddleware(c.meter, c.gate.Receiving, c.middleware)
+	c.server.AddSendingMiddleware(c.gate.Sending)
 	c.addSessionTools()
 	c.res = newResources(c)
 	c.res.register()
@@ -154,6 +154,7 @@ func (c *conn) watch() {
 		case <-changed:
 			if tok := c.sess.Token(); tok != c.token {
 				c.token = tok
+				c.revokeGrants()
 				c.disconnectHTTP()
 			}
 		}
@@ -311,68 +312,7 @@ func toolDef(d Derived) *mcp.Tool {
 
 // initialized records an agent's presence (if initialize did not).
 func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
-	c.attach(req.Session)
-}
-
-// attach records an agent's presence in the session until its MCP session
-// closes; once per client. It runs when the client's initialize has been
-// answered (before its Connect returns), and again, as a no-op, on its
-// notifications/initialized, which the SDK may handle much later.
-func (c *conn) attach(ss *mcp.ServerSession) {
-	if ss == nil {
-		return
-	}
-	if _, seen := c.present.LoadOrStore(ss, struct{}{}); seen {
-		return
-	}
-	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
-	c.b.opts.Metrics.MCPClient(1)
-	ended := make(chan struct{})
-	c.wg.Add(2)
-	go func() {
-		defer c.wg.Done()
-		_ = ss.Wait()
-		close(ended)
-		detach()
-		c.res.forget(ss)
-		c.limiters.Delete(ss)
-		c.present.Delete(ss)
-		c.b.opts.Metrics.MCPClient(-1)
-	}()
-	go func() {
-		defer c.wg.Done()
-		c.keepAlive(ss, ended)
-	}()
-}
-
-// keepAlive pings a client every KeepAlive; two failed pings in a row
-// close its session, so an agent that vanished without closing leaves the
-// session's presence. (The go-sdk's own keepalive races with Close in
-// v1.8.0, hence this.)
-func (c *conn) keepAlive(ss *mcp.ServerSession, ended <-chan struct{}) {
-	t := time.NewTicker(c.b.opts.KeepAlive)
-	defer t.Stop()
-	failures := 0
-	for {
-		select {
-		case <-ended:
-			return
-		case <-c.ctx.Done():
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.b.opts.KeepAlive)
-		err := ss.Ping(ctx, nil)
-		cancel()
-		if err == nil {
-			failures = 0
-			continue
-		}
-		if failures++; failures >= 2 {
-			_ = ss.Close()
-			return
-		}
-	}
+	c.attach(req.Session, req)
 }
 
 // clientName is "<name> <version>" from the client's initialize, or
@@ -408,7 +348,7 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
-				c.attach(ss)
+				c.attach(ss, req)
 			}
 			return res, err
 		}
@@ -418,7 +358,7 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		start := time.Now()
 		var res mcp.Result
 		var err error
-		if r, _ := req.(*mcp.CallToolRequest); r != nil && !c.allowCall(r.Session) {
+		if !c.allowCall(req) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
 		} else {
@@ -524,18 +464,6 @@ const (
 	ErrKindPaused        = "paused"
 	ErrKindNotFocused    = "not_focused"
 )
-
-// allowCall takes a token from the client's tool-call rate limiter.
-func (c *conn) allowCall(ss *mcp.ServerSession) bool {
-	if ss == nil {
-		return true
-	}
-	l, ok := c.limiters.Load(ss)
-	if !ok {
-		l, _ = c.limiters.LoadOrStore(ss, rate.NewLimiter(rate.Limit(c.b.opts.ToolCallsPerSecond), c.b.opts.ToolCallBurst))
-	}
-	return l.(*rate.Limiter).Allow()
-}
 
 // errorResult is a tool error: {"error": kind, "message": msg} as JSON
 // text and structured content.

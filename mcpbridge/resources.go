@@ -123,6 +123,12 @@ func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	if !r.served(uri) {
 		return mcp.ResourceNotFoundError(uri)
 	}
+	// A subscription carries the content (patches of it): resources/subscribe
+	// and subscriptions/listen both come here, and both need the resource
+	// to be readable by this client.
+	if err := c.gate.MayRead(uri, c.clientContext(req)); err != nil {
+		return err
+	}
 	b, _, err := r.content(uri, c.sess.Dispatcher.Snapshot())
 	if err != nil {
 		return err

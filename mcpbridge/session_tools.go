@@ -117,9 +117,9 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		ReadOnly    bool   `json:"readOnly"`
 	}
 	out := []entry{}
-	actx := authzContext(req)
+	actx := c.clientContext(req)
 	for _, d := range derived {
-		if advertised[d.Name] || !c.listable(d.Name, actx) {
+		if advertised[d.Name] || !c.listable(req, d.Name, actx) {
 			continue
 		}
 		if q == "" || strings.Contains(strings.ToLower(d.Name), q) || strings.Contains(strings.ToLower(d.Description), q) {

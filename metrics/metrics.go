@@ -110,8 +110,10 @@ type Metrics struct {
 	// refused before reaching a session, by reason ([MCPRejectReasons]).
 	MCPRejections *prometheus.CounterVec
 	// AuthzDecisions is raxol_authz_decisions_total{seam,decision}:
-	// authorization decisions, seam "tool" or "read", decision "allow",
-	// "ask", "deny", "approved", "refused", "timeout" or "error".
+	// authorization decisions, seam "tool", "read" or "method" (a method
+	// no seam classifies, always refused), decision "allow", "ask",
+	// "deny", "approved", "refused", "withdrawn" (the request went away
+	// before the human answered), "timeout" or "error".
 	AuthzDecisions *prometheus.CounterVec
 }
 
@@ -121,8 +123,8 @@ var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_larg
 func MCPRejectReasons() []string { return slices.Clone(mcpRejectReasons) }
 
 var (
-	authzSeams     = []string{"tool", "read"}
-	authzDecisions = []string{"allow", "ask", "deny", "approved", "refused", "timeout", "error"}
+	authzSeams     = []string{"tool", "read", "method"}
+	authzDecisions = []string{"allow", "ask", "deny", "approved", "refused", "withdrawn", "timeout", "error"}
 )
 
 // Outcomes of MCP tool calls: "ok", or the error kind of the result.

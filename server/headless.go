@@ -116,7 +116,16 @@ func (s *Server) newHeadless() (*headless, error) {
 		Instructions: "Start, list and stop headless sessions of the app this server serves. raxol_start returns the new session's own MCP endpoint and bearer token: connect to it to drive the app, and give the join command and code to a human who should see it.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	h.server.AddReceivingMiddleware(h.authorize)
+	gate := &mcpbridge.Gate{
+		Policy:  h.s.policy,
+		Metrics: h.s.metrics,
+		Context: controlContext,
+		Call: func(_ context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
+			return h.authorizeCall(r, actx)
+		},
+		Listable: func(_ mcp.Request, name string, actx authz.Context) bool { return h.listable(name, actx) },
+	}
+	h.server.AddReceivingMiddleware(gate.Receiving)
 	h.addTools()
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      30 * time.Minute,
@@ -474,45 +483,10 @@ func (h *headless) reap(id string) {
 
 // ---- authorization: the same seams as a session's endpoint ----
 
-// authorize applies the server's policy: the tool seam to tools/call (by
-// tool name), the read seam to the read methods, and filters tools/list.
-// Nobody can approve an "ask" here: it is denied.
-func (h *headless) authorize(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		actx := controlContext(req)
-		p := h.s.policy
-		if method == "tools/call" {
-			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if denied := h.authorizeCall(r, actx); denied != nil {
-					return denied, nil
-				}
-			}
-			return next(ctx, method, req)
-		}
-		if !slices.Contains(authz.ReadMethods(), method) {
-			return next(ctx, method, req)
-		}
-		d, panicked := p.DecideRead(method, mcpbridge.RequestParams(req), actx)
-		if panicked || d.Kind != authz.KindAllow {
-			h.countAuthz("read", d, panicked)
-			return nil, mcpbridge.ReadDenied(method, d)
-		}
-		h.s.metrics.Authz("read", "allow")
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		return mcpbridge.FilterTools(res, func(name string) bool { return h.listable(name, actx) }), nil
-	}
-}
-
-func (h *headless) countAuthz(seam string, d authz.Decision, panicked bool) {
-	if panicked {
-		h.s.metrics.Authz(seam, "error")
-		return
-	}
-	h.s.metrics.Authz(seam, d.Kind.String())
-}
+// The /mcp server is held to the same gate as a session's server
+// (mcpbridge.Gate): every method classified, reads decided by the read
+// policy, tools/list filtered. Nobody can approve an "ask" here: it is
+// denied.
 
 // sensitiveControl classifies the /mcp tools.
 func sensitiveControl(name string) (sensitive, known bool) {
@@ -552,7 +526,11 @@ func (h *headless) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mc
 	}
 	d, panicked := p.DecideTool(name, args, actx)
 	if panicked || d.Kind != authz.KindAllow {
-		h.countAuthz("tool", d, panicked)
+		if panicked {
+			h.s.metrics.Authz("tool", "error")
+		} else {
+			h.s.metrics.Authz("tool", d.Kind.String())
+		}
 		return mcpbridge.DenialResult(name, d) // an ask has no human to answer it here
 	}
 	h.s.metrics.Authz("tool", "allow")

@@ -280,26 +280,48 @@ func OriginAllowed(r *http.Request, trusted []string) bool {
 }
 
 // HostAllowed protects loopback listeners from DNS rebinding: a request
-// that arrived on a loopback address must name a loopback host (or one
-// in allowed).
+// that arrived on a loopback address must name a loopback host (localhost
+// or a loopback IP) or one in allowed. It is the only Host check of the MCP
+// endpoints: the SDK's own is disabled, as it admits no allowed hosts.
+//
+// Names are compared without case, IPv6 brackets and one trailing dot (the
+// same DNS name), IPs in canonical form. The request's port is ignored
+// unless the allowed entry has one. An empty Host (HTTP/1.0) names no host
+// and is refused. Requests on other listeners pass.
 func HostAllowed(r *http.Request, allowed []string) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
 		return true
 	}
-	if ap, err := netip.ParseAddrPort(local.String()); err != nil || !ap.Addr().IsLoopback() {
+	if ap, err := netip.ParseAddrPort(local.String()); err != nil || !ap.Addr().Unmap().IsLoopback() {
 		return true
 	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
+	name, port := splitHost(r.Host)
+	if name == "" {
+		return false
 	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") || slices.ContainsFunc(allowed, func(a string) bool { return strings.EqualFold(a, host) || strings.EqualFold(a, r.Host) }) {
+	if ip, err := netip.ParseAddr(name); name == "localhost" || (err == nil && ip.Unmap().IsLoopback()) {
 		return true
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.IsLoopback()
+	return slices.ContainsFunc(allowed, func(a string) bool {
+		an, ap := splitHost(a)
+		return an == name && (ap == "" || ap == port)
+	})
+}
+
+// splitHost splits a Host value (or an allowed entry) into its name,
+// lowercased, without brackets and one trailing dot, IPs canonical, and
+// its port ("" without one).
+func splitHost(h string) (name, port string) {
+	name = h
+	if n, p, err := net.SplitHostPort(h); err == nil {
+		name, port = n, p
+	}
+	name = strings.TrimSuffix(strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")), ".")
+	if ip, err := netip.ParseAddr(name); err == nil {
+		name = ip.String()
+	}
+	return name, port
 }
 
 // authenticate returns the session named by the path whose token the

@@ -105,9 +105,13 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		SessionTimeout:      b.opts.ClientIdleTimeout,
 		MaxRequestBodyBytes: b.opts.MaxBodyBytes,
 		Logger:              quiet(c.log),
+		// The Bridge checks Host (HostAllowed, with the operator's
+		// allowed hosts) before every request reaches this handler.
+		DisableLocalhostProtection: true,
 	})
 	c.sse = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return c.server }, &mcp.SSEOptions{
-		MaxRequestBodyBytes: b.opts.MaxBodyBytes,
+		MaxRequestBodyBytes:        b.opts.MaxBodyBytes,
+		DisableLocalhostProtection: true, // as above
 	})
 	c.sync()
 	c.wg.Add(1)

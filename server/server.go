@@ -57,7 +57,8 @@ type Limits struct {
 	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
 	MaxSessionsPerUser int
 	// MaxHTTPConnections caps the HTTP connections served at once (MCP
-	// clients, /metrics, /healthz); more wait to be accepted. Default 4096.
+	// clients, /metrics, /healthz) on each HTTP listener; more wait to be
+	// accepted. Default 4096.
 	MaxHTTPConnections int
 	// MaxHTTPPerIP caps the HTTP connections open from one address; one
 	// more is answered 429 and closed. Default 256.
@@ -110,9 +111,16 @@ func (l Limits) withDefaults() Limits {
 type Options struct {
 	// SSHAddr is the SSH listen address; default "127.0.0.1:2222".
 	SSHAddr string
-	// HTTPAddr is the listen address of /metrics and /healthz (and, later,
-	// the MCP endpoints); default "127.0.0.1:8080".
+	// HTTPAddr is the listen address of the MCP endpoints, and of /metrics
+	// and /healthz unless MetricsAddr is set; default "127.0.0.1:8080".
 	HTTPAddr string
+	// MetricsAddr, when set, is the listen address of /metrics and /healthz
+	// on their own; then the HTTP listener serves only the MCP endpoints
+	// (404 for /metrics and /healthz), so that the MCP port, which may face
+	// the internet, exposes no metrics. Empty: they share HTTPAddr. An
+	// embedder mounting them itself can use Metrics.Handler and
+	// [Server.HealthHandler].
+	MetricsAddr string
 	// DataDir holds the host key. Required: the server never writes into
 	// the working directory unasked.
 	DataDir string
@@ -195,31 +203,33 @@ var appName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 // [Server.Start] and [Server.Shutdown], or [Server.Run].
 type Server struct {
 	// Fixed at creation.
-	app      App
-	opts     Options
-	log      *slog.Logger
-	metrics  *metrics.Metrics
-	hostKey  *hostkeys.Key
-	keys     *authorizedKeys // nil: any client
-	sessions *session.Manager
-	admit    *admission
-	bridge   *mcpbridge.Bridge
-	policy   authz.Policy
-	headless *headless     // /mcp, headless sessions and join codes
-	channels channelCounts // session channels open per SSH connection
-	ssh      *ssh.Server
-	http     *http.Server
+	app         App
+	opts        Options
+	log         *slog.Logger
+	metrics     *metrics.Metrics
+	hostKey     *hostkeys.Key
+	keys        *authorizedKeys // nil: any client
+	sessions    *session.Manager
+	admit       *admission
+	bridge      *mcpbridge.Bridge
+	policy      authz.Policy
+	headless    *headless     // /mcp, headless sessions and join codes
+	channels    channelCounts // session channels open per SSH connection
+	ssh         *ssh.Server
+	http        *http.Server
+	metricsHTTP *http.Server // nil without MetricsAddr
 
 	life *lifecycle // sessions' terminals: join, resume, detach
 
 	wg sync.WaitGroup // Serve goroutines and session handlers
 
-	mu       sync.Mutex // protects the following
-	sshLn    net.Listener
-	httpLn   net.Listener
-	progs    map[*tea.Program]struct{}
-	draining bool
-	started  bool
+	mu        sync.Mutex // protects the following
+	sshLn     net.Listener
+	httpLn    net.Listener
+	metricsLn net.Listener // nil without MetricsAddr
+	progs     map[*tea.Program]struct{}
+	draining  bool
+	started   bool
 }
 
 // New checks the options, loads or creates the host key, and prepares the
@@ -346,8 +356,31 @@ func New(app App, opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/sessions/", s.bridge)
 	mux.Handle("/mcp", s.headless)
-	mux.Handle("GET /metrics", s.metrics.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	ops := mux
+	if opts.MetricsAddr != "" {
+		ops = http.NewServeMux()
+		s.metricsHTTP = s.newHTTPServer(ops)
+	}
+	ops.Handle("GET /metrics", s.metrics.Handler())
+	ops.Handle("GET /healthz", s.HealthHandler())
+	s.http = s.newHTTPServer(mux)
+	return s, nil
+}
+
+func (s *Server) newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// HealthHandler serves /healthz: 200 "ok", or 503 "draining" once
+// Shutdown has begun.
+func (s *Server) HealthHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if s.isDraining() {
 			http.Error(w, "draining", http.StatusServiceUnavailable)
@@ -355,14 +388,6 @@ func New(app App, opts Options) (*Server, error) {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	s.http = &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
-	}
-	return s, nil
 }
 
 // Sessions returns the registry of live sessions.
@@ -371,7 +396,8 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // HostKeyFingerprint returns the SHA256 fingerprint of the host key.
 func (s *Server) HostKeyFingerprint() string { return s.hostKey.Fingerprint() }
 
-// Start listens on both addresses and serves in the background.
+// Start listens on the SSH and HTTP addresses (and MetricsAddr, when set)
+// and serves in the background.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,11 +413,20 @@ func (s *Server) Start() error {
 		_ = sshLn.Close()
 		return fmt.Errorf("server: http listen: %w", err)
 	}
+	var metricsLn net.Listener
+	if s.metricsHTTP != nil {
+		if metricsLn, err = net.Listen("tcp", s.opts.MetricsAddr); err != nil {
+			_ = sshLn.Close()
+			_ = httpLn.Close()
+			return fmt.Errorf("server: metrics listen (--metrics-addr): %w", err)
+		}
+		metricsLn = netutil.LimitListener(metricsLn, s.opts.Limits.MaxHTTPConnections)
+	}
 	// Connections beyond the cap wait in the kernel's backlog until one
 	// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
 	httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
 	httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, func() { s.metrics.MCPRejected("too_many_connections") })
-	s.sshLn, s.httpLn, s.started = sshLn, httpLn, true
+	s.sshLn, s.httpLn, s.metricsLn, s.started = sshLn, httpLn, metricsLn, true
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -405,6 +440,13 @@ func (s *Server) Start() error {
 			s.log.Error("http server stopped", "err", err)
 		}
 	}()
+	if metricsLn != nil {
+		s.wg.Go(func() {
+			if err := s.metricsHTTP.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("metrics server stopped", "err", err)
+			}
+		})
+	}
 	// ssh.Server.Shutdown only closes listeners Serve has registered; wait
 	// until it has, or an early Shutdown would leave Serve accepting. Serve
 	// registers the listener just before marking the server started, which
@@ -424,6 +466,17 @@ func (s *Server) SSHAddr() string { return s.addr(func() net.Listener { return s
 
 // HTTPAddr returns the HTTP listener's address (after Start).
 func (s *Server) HTTPAddr() string { return s.addr(func() net.Listener { return s.httpLn }) }
+
+// MetricsAddr returns the address of the listener of /metrics and /healthz
+// (after Start): the HTTP listener's unless Options.MetricsAddr is set.
+func (s *Server) MetricsAddr() string {
+	return s.addr(func() net.Listener {
+		if s.metricsLn != nil {
+			return s.metricsLn
+		}
+		return s.httpLn
+	})
+}
 
 func (s *Server) addr(ln func() net.Listener) string {
 	s.mu.Lock()
@@ -477,6 +530,15 @@ func (s *Server) describePublicURL() string {
 	return baseURL("", httpAddr, nil)
 }
 
+// describeMetrics says, for the posture line, where /metrics and /healthz
+// are served. Called with s.mu held.
+func (s *Server) describeMetrics() string {
+	if s.metricsLn == nil {
+		return "on the http listener"
+	}
+	return s.metricsLn.Addr().String() + " (not on the http listener)"
+}
+
 func (s *Server) logPosture() {
 	auth := "anonymous (any client; loopback only)"
 	if s.keys != nil {
@@ -490,6 +552,7 @@ func (s *Server) logPosture() {
 		"env", s.opts.Env,
 		"ssh", s.sshLn.Addr().String(),
 		"http", s.httpLn.Addr().String(),
+		"metrics", s.describeMetrics(),
 		"auth", auth,
 		"max_connections", l.MaxConnections,
 		"max_per_ip", l.MaxPerIP,
@@ -555,6 +618,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http drain: %w", err))
 			_ = s.http.Close()
+		}
+		// Last: /healthz answers "draining" for as long as the drain lasts.
+		if s.metricsHTTP != nil {
+			if err := s.metricsHTTP.Shutdown(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("metrics drain: %w", err))
+				_ = s.metricsHTTP.Close()
+			}
 		}
 	}
 	tell.Wait()

@@ -27,3 +27,25 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set(h.name, h.value)
 	return h.base.RoundTrip(r)
 }
+
+// Host returns a RoundTripper that sends every request with Host set to
+// host (as a reverse proxy forwards the public name) with base
+// (http.DefaultTransport when nil). A Host header cannot be set through
+// Header: net/http sends Request.Host.
+func Host(base http.RoundTripper, host string) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return hostRT{base: base, host: host}
+}
+
+type hostRT struct {
+	base http.RoundTripper
+	host string
+}
+
+func (h hostRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Host = h.host
+	return h.base.RoundTrip(r)
+}

@@ -140,7 +140,9 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	// The late answer granted nothing: the same client is asked again.
 	ch = expect("app.go.click")
 	callCtx, cancelCall := context.WithCancel(context.Background())
-	go func() { _, _ = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}}) }()
+	go func() {
+		_, _ = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}})
+	}()
 	waitFor(t, func() bool { return asked.Load() == 2 })
 	cancelCall() // the Go client sends notifications/cancelled
 	waitWithdrawn("cancelled", ch)
@@ -156,7 +158,9 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	}
 	defer sc.Close()
 	ch = expect("app.agree.toggle")
-	go func() { _, _ = sc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.agree.toggle", Arguments: map[string]any{}}) }()
+	go func() {
+		_, _ = sc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.agree.toggle", Arguments: map[string]any{}})
+	}()
 	waitFor(t, func() bool { return asked.Load() == 3 })
 	kill()
 	waitWithdrawn("SSE stream ended", ch)

@@ -144,9 +144,7 @@ func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, arg
 	}
 	switch answer {
 	case session.ApprovedForSession:
-		if cl := c.client(r); cl != nil {
-			cl.grants.Grant(name)
-		}
+		c.grant(r, name)
 		fallthrough
 	case session.ApprovedOnce:
 		c.b.opts.Metrics.Authz("tool", "approved")

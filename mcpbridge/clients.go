@@ -115,11 +115,22 @@ func (c *conn) allowCall(req mcp.Request) bool {
 }
 
 // granted reports whether the human allowed tool for the rest of the
-// calling client's session.
+// calling client's session, under the session's current token.
 func (c *conn) granted(req mcp.Request, tool string) bool {
 	cl := c.client(req)
-	return cl != nil && cl.grants.Granted(tool)
+	return cl != nil && cl.grants.Granted(c.grantKey(tool))
 }
+
+// grant allows tool for the rest of the calling client's session.
+func (c *conn) grant(req mcp.Request, tool string) {
+	if cl := c.client(req); cl != nil {
+		cl.grants.Grant(c.grantKey(tool))
+	}
+}
+
+// grantKey ties a grant to the token it was given under, so that a
+// rotation revokes it at once, before the watcher has forgotten it.
+func (c *conn) grantKey(tool string) string { return c.sess.Token() + "\x00" + tool }
 
 // revokeGrants forgets every client's "allow for the session" (the token
 // was rotated).

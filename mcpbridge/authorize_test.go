@@ -25,6 +25,18 @@ import (
 // policyEnv is a bridge with the given policy over one session of form.
 func policyEnv(t *testing.T, p authz.Policy, opts ...func(*mcpbridge.Options)) *env {
 	t.Helper()
+	return policyEnvWith(t, func(m *session.Manager, o mcpbridge.Options) *mcpbridge.Bridge { return newTestBridge(t, m, o) }, p, opts...)
+}
+
+// uncheckedEnv is policyEnv past the boot gates, to test the checks
+// behind them.
+func uncheckedEnv(t *testing.T, p authz.Policy, opts ...func(*mcpbridge.Options)) *env {
+	t.Helper()
+	return policyEnvWith(t, mcpbridge.NewUnchecked, p, opts...)
+}
+
+func policyEnvWith(t *testing.T, newBridge func(*session.Manager, mcpbridge.Options) *mcpbridge.Bridge, p authz.Policy, opts ...func(*mcpbridge.Options)) *env {
+	t.Helper()
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	o := mcpbridge.Options{Namespace: "app", Metrics: e.metrics, Policy: p,
@@ -32,7 +44,7 @@ func policyEnv(t *testing.T, p authz.Policy, opts ...func(*mcpbridge.Options)) *
 	for _, f := range opts {
 		f(&o)
 	}
-	e.bridge = mcpbridge.New(e.mgr, o)
+	e.bridge = newBridge(e.mgr, o)
 	e.http = httptest.NewServer(e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)

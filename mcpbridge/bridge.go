@@ -76,6 +76,10 @@ type Options struct {
 	// leaves the session's presence within about two intervals. Default
 	// 20s.
 	KeepAlive time.Duration
+	// TransportOnly makes a bridge that serves sessions only over
+	// [Bridge.ServeTransport] (stdio): ServeHTTP answers 404, and the
+	// network boot gate does not apply.
+	TransportOnly bool
 	// WriteTimeout bounds each write to a client; default 10s. A client
 	// that stops reading its stream gets its writes failed instead of
 	// blocking the session's notifications to every client.
@@ -99,7 +103,27 @@ type Bridge struct {
 
 // New returns a bridge for the sessions of m. Call [Bridge.SessionEnded]
 // when a session ends (session.Options.OnEnd) and Close on shutdown.
-func New(m *session.Manager, opts Options) *Bridge {
+//
+// The boot gates hold here, wherever the bridge is mounted: every session
+// offers raxol_send_key, a sensitive tool, so a tool authorizer is
+// required ([authz.Policy.CheckSensitiveBoot]); and unless
+// opts.TransportOnly, the bridge serves MCP over HTTP, so both seams must
+// have been decided by someone ([authz.Policy.CheckNetworkBoot]). The
+// error wraps [authz.ErrBootRefused].
+func New(m *session.Manager, opts Options) (*Bridge, error) {
+	if err := opts.Policy.CheckSensitiveBoot([]string{ToolSendKey}); err != nil {
+		return nil, fmt.Errorf("mcpbridge: %w", err)
+	}
+	if !opts.TransportOnly {
+		if err := opts.Policy.CheckNetworkBoot(); err != nil {
+			return nil, fmt.Errorf("mcpbridge: HTTP endpoints: %w", err)
+		}
+	}
+	return newBridge(m, opts), nil
+}
+
+// newBridge is New without the boot gates.
+func newBridge(m *session.Manager, opts Options) *Bridge {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -155,7 +179,13 @@ func New(m *session.Manager, opts Options) *Bridge {
 }
 
 // ServeHTTP routes MCP requests to their session's server.
-func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) { b.mux.ServeHTTP(w, r) }
+func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if b.opts.TransportOnly {
+		writeError(w, http.StatusNotFound, "this server serves MCP over stdio only")
+		return
+	}
+	b.mux.ServeHTTP(w, r)
+}
 
 // dummyToken is compared against when the session is unknown, so that an
 // unknown id and a wrong token take the same time and get the same answer.

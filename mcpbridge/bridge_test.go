@@ -20,6 +20,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -73,6 +74,20 @@ func (f form) View() ui.Node {
 	}}
 }
 
+// newTestBridge is mcpbridge.New for tests: a bridge with no policy gets
+// one that allows everything, configured (the boot gates refuse none).
+func newTestBridge(t testing.TB, m *session.Manager, o mcpbridge.Options) *mcpbridge.Bridge {
+	t.Helper()
+	if o.Policy.Tool == nil && o.Policy.Read == nil {
+		o.Policy = configured(authz.AllowAll(), authz.AllowAll())
+	}
+	b, err := mcpbridge.New(m, o)
+	if err != nil {
+		t.Fatalf("mcpbridge.New: %v", err)
+	}
+	return b
+}
+
 type env struct {
 	t       testing.TB
 	metrics *metrics.Metrics
@@ -88,7 +103,7 @@ func newBenchEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{
 		Namespace:   "app",
 		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
 		Metrics:     e.metrics,
@@ -560,7 +575,7 @@ func TestOriginAndHostChecks(t *testing.T) {
 func TestClientCapAndRateLimit(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2, ToolCallsPerSecond: 1, ToolCallBurst: 3})
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2, ToolCallsPerSecond: 1, ToolCallBurst: 3})
 	e.http = httptest.NewServer(e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
@@ -596,7 +611,7 @@ func TestClientCapAndRateLimit(t *testing.T) {
 func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2})
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2})
 	e.http = httptest.NewServer(e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
@@ -673,7 +688,7 @@ func (d *dying) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestVanishedAgentsLeavePresence(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = mcpbridge.New(e.mgr, mcpbridge.Options{Namespace: "app", KeepAlive: 100 * time.Millisecond})
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", KeepAlive: 100 * time.Millisecond})
 	e.http = httptest.NewServer(e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)

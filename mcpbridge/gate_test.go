@@ -18,6 +18,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -218,5 +219,35 @@ func TestGateRefusesWhatItDoesNotClassify(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.AuthzDecisions.WithLabelValues("method", "deny")); got != 4 {
 		t.Errorf("method refusals counted %v, want 4", got)
+	}
+}
+
+// TestNewHoldsTheBootGates: a bridge used on its own, without the server,
+// refuses to serve HTTP without a tool and a read policy someone chose,
+// and anything without a tool authorizer (raxol_send_key is sensitive).
+func TestNewHoldsTheBootGates(t *testing.T) {
+	mgr := session.NewManager(nil)
+	defer mgr.Close()
+	for name, tc := range map[string]struct {
+		o  mcpbridge.Options
+		ok bool
+	}{
+		"zero options":             {mcpbridge.Options{}, false},
+		"transport only, no tool":  {mcpbridge.Options{TransportOnly: true, Policy: authz.Policy{Read: authz.AllowAll()}}, false},
+		"defaults over HTTP":       {mcpbridge.Options{Policy: authz.Policy{Tool: authz.AllowAll(), Read: authz.AllowAll()}}, false},
+		"reads unconfigured":       {mcpbridge.Options{Policy: authz.Policy{Tool: authz.AllowAll(), ToolSource: authz.SourceConfigured, Read: authz.AllowAll()}}, false},
+		"defaults, transport only": {mcpbridge.Options{TransportOnly: true, Policy: authz.Policy{Tool: authz.AllowAll(), Read: authz.AllowAll()}}, true},
+		"configured over HTTP":     {mcpbridge.Options{Policy: configured(authz.AllowAll(), authz.DenyAll("no"))}, true},
+	} {
+		b, err := mcpbridge.New(mgr, tc.o)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case !tc.ok && !errors.Is(err, authz.ErrBootRefused):
+			t.Errorf("%s: %v, want ErrBootRefused", name, err)
+		}
+		if b != nil {
+			b.Close()
+		}
 	}
 }

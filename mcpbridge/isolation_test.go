@@ -415,7 +415,7 @@ func policyEnvMany(t *testing.T, p authz.Policy) *manyEnv {
 	t.Helper()
 	e := &manyEnv{}
 	mgr := session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = mcpbridge.New(mgr, mcpbridge.Options{
+	e.bridge = newTestBridge(t, mgr, mcpbridge.Options{
 		Namespace:   "app",
 		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
 		Policy:      p,
@@ -472,7 +472,7 @@ func TestSensitiveToolsNeverRunWithoutAnAuthorizer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			mgr := session.NewManager(nil)
-			br := mcpbridge.New(mgr, mcpbridge.Options{Namespace: "app", Policy: p, LensMode: lens.ModeAll})
+			br := mcpbridge.NewUnchecked(mgr, mcpbridge.Options{Namespace: "app", Policy: p, LensMode: lens.ModeAll})
 			srv := httptest.NewServer(br)
 			t.Cleanup(func() { br.Close(); srv.Close(); mgr.Close() })
 			se, _, err := mgr.Start("app", session.Owner{User: "u"}, danger{}, 0)

@@ -35,7 +35,7 @@ func (n note) View() ui.Node { return ui.TextInput{ID: "text", Label: "Text", Va
 // resource nobody follows any more is no longer diffed on every change.
 func TestSubscriptionsBelongToClients(t *testing.T) {
 	mgr := session.NewManager(nil)
-	b := New(mgr, Options{Namespace: "app"})
+	b := newBridge(mgr, Options{Namespace: "app"})
 	srv := httptest.NewServer(b)
 	se, ok, err := mgr.Start("app", session.Owner{User: "u"}, note{}, 0)
 	if err != nil || !ok {

@@ -136,7 +136,7 @@ func testStalledClient(t *testing.T, sse bool) {
 	m := metrics.New()
 	var bridge *mcpbridge.Bridge
 	mgr := session.NewManager(&session.Options{OnEnd: func(s *session.Session) { bridge.SessionEnded(s.ID) }})
-	bridge = mcpbridge.New(mgr, mcpbridge.Options{
+	bridge = newTestBridge(t, mgr, mcpbridge.Options{
 		Namespace:    "app",
 		Projections:  map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
 		Metrics:      m,

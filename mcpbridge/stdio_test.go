@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"strings"
 	"slices"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
 // stdioPair is a client and a served session joined by two pipes, framed
@@ -78,8 +81,14 @@ func TestStdioIsExemptOnlyFromTheNetworkGate(t *testing.T) {
 	if err := p.CheckNetworkBoot(); err == nil {
 		t.Fatal("precondition: this policy must fail the network boot gate")
 	}
-	e := policyEnv(t, p)
+	e := policyEnv(t, p, func(o *mcpbridge.Options) { o.TransportOnly = true })
 	sp := serveStdio(t, e, context.Background())
+	// Nothing is served over HTTP by such a bridge.
+	if resp, err := http.Post(e.http.URL+"/sessions/"+e.session.ID+"/mcp", "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("HTTP on a transport-only bridge: %v %v, want 404", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
 	if names := listNames(t, sp.cs); !slices.Contains(names, "app.name.type_into") {
 		t.Fatalf("tools/list = %v", names)
@@ -118,7 +127,11 @@ func TestStdioIsExemptOnlyFromTheNetworkGate(t *testing.T) {
 // no human attached is denied.
 func TestStdioSensitiveToolsStillNeedAnAuthorizer(t *testing.T) {
 	t.Run("no authorizer", func(t *testing.T) {
-		e := policyEnv(t, authz.Policy{})
+		// New refuses it, stdio or not; the call path refuses it too.
+		if _, err := mcpbridge.New(session.NewManager(nil), mcpbridge.Options{TransportOnly: true}); !errors.Is(err, authz.ErrBootRefused) {
+			t.Fatalf("New without a tool authorizer: %v, want ErrBootRefused", err)
+		}
+		e := uncheckedEnv(t, authz.Policy{})
 		sp := serveStdio(t, e, context.Background())
 		if names := listNames(t, sp.cs); slices.Contains(names, mcpbridge.ToolSendKey) {
 			t.Fatalf("sensitive tool listed without an authorizer: %v", names)

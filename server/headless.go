@@ -712,9 +712,6 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 	if err != nil {
 		return err
 	}
-	if err := policy.CheckSensitiveBoot([]string{mcpbridge.ToolSendKey}); err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
 	mode, err := lens.ParseMode(opts.MCPLensMode)
 	if err != nil {
 		return fmt.Errorf("server: --mcp-lens-mode: %w", err)
@@ -727,7 +724,8 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		OnEnd:      func(se *session.Session) { bridge.SessionEnded(se.ID) },
 		Dispatcher: &dispatcher.Options{Logger: opts.Logger},
 	})
-	bridge = mcpbridge.New(mgr, mcpbridge.Options{
+	bridge, err = mcpbridge.New(mgr, mcpbridge.Options{
+		TransportOnly:      true, // no network: only the sensitive-tool gate applies
 		Namespace:          app.Name,
 		Projections:        app.Projections,
 		Logger:             opts.Logger,
@@ -739,6 +737,10 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		ToolCallBurst:      opts.MCPToolCallBurst,
 		ApprovalTimeout:    opts.MCPApprovalTimeout,
 	})
+	if err != nil {
+		mgr.Close()
+		return fmt.Errorf("server: %w", err)
+	}
 	defer func() {
 		bridge.Close()
 		mgr.Close()

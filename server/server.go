@@ -322,19 +322,10 @@ func New(app App, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The MCP endpoints are served on the network: refuse to start
-	// without a tool policy and a read policy someone chose.
-	if err := policy.CheckNetworkBoot(); err != nil {
-		return nil, fmt.Errorf("server: MCP endpoints on %s: %w", opts.HTTPAddr, err)
-	}
-	if err := policy.CheckSensitiveBoot([]string{mcpbridge.ToolSendKey}); err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	s.policy = policy
-	if s.headless, err = s.newHeadless(); err != nil {
-		return nil, err
-	}
-	s.bridge = mcpbridge.New(s.sessions, mcpbridge.Options{
+	// The MCP endpoints are served on the network: the bridge refuses to
+	// start without a tool policy and a read policy someone chose, and
+	// without a tool authorizer for the sensitive tools.
+	if s.bridge, err = mcpbridge.New(s.sessions, mcpbridge.Options{
 		Namespace:          app.Name,
 		Projections:        app.Projections,
 		Logger:             opts.Logger,
@@ -348,7 +339,13 @@ func New(app App, opts Options) (*Server, error) {
 		ToolCallBurst:      opts.MCPToolCallBurst,
 		MaxClients:         opts.MCPMaxClients,
 		ApprovalTimeout:    opts.MCPApprovalTimeout,
-	})
+	}); err != nil {
+		return nil, fmt.Errorf("server: MCP endpoints on %s: %w", opts.HTTPAddr, err)
+	}
+	s.policy = policy
+	if s.headless, err = s.newHeadless(); err != nil {
+		return nil, err
+	}
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, opts.Limits.MaxAuthFailures, opts.Limits.AuthFailureWindow, s.metrics)
 	if s.ssh, err = s.newSSHServer(); err != nil {
 		return nil, err

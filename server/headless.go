@@ -322,7 +322,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	se, end, err := h.s.StartHeadless(owner)
 	if err != nil {
-		if strings.Contains(err.Error(), "too many sessions") {
+		if errors.Is(err, ErrTooManySessions) {
 			return toolError("limit", fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)), nil
 		}
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil

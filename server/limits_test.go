@@ -91,8 +91,9 @@ func TestMaxPerIP(t *testing.T) {
 	}
 }
 
-// TestMaxSessionsPerUser: one user with one key gets one session; the slot
-// is freed when the session ends, even if its connection stays open.
+// TestMaxSessionsPerUser: one key gets one session, under any user name;
+// the slot is freed when the session ends, even if its connection stays
+// open.
 func TestMaxSessionsPerUser(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: 1}})
@@ -107,9 +108,11 @@ func TestMaxSessionsPerUser(t *testing.T) {
 		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"} = %v, want >= 1`, v)
 	}
 
-	// Another user, or the same user with another key, is someone else.
+	// Another user name with the same key is the same owner; the same
+	// user name with another key is someone else.
 	bob := connect(t, srv.SSHAddr(), clientOpts{user: "bob", key: key})
-	waitDemo(t, bob)
+	requireRefused(t, bob, "too many sessions for your key")
+	bob.Close()
 	alice2 := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	waitDemo(t, alice2)
 
@@ -119,9 +122,34 @@ func TestMaxSessionsPerUser(t *testing.T) {
 	if err := a.sess.Close(); err != nil {
 		t.Fatalf("close session: %v", err)
 	}
-	waitCount(t, srv, 2)
+	waitCount(t, srv, 1)
 	again := newSessionOn(t, a)
 	waitDemo(t, again)
+}
+
+// TestSessionCapCountsTheKeyNotTheUserName: one key logging in under many
+// user names holds no more sessions than the cap, and the refusal says
+// the cap is the key's.
+func TestSessionCapCountsTheKeyNotTheUserName(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: 2}})
+	key := newKey(t)
+	for i := range 2 {
+		waitDemo(t, connect(t, srv.SSHAddr(), clientOpts{user: fmt.Sprintf("name%d", i), key: key}))
+	}
+	for i := 2; i < 12; i++ {
+		c := connect(t, srv.SSHAddr(), clientOpts{user: fmt.Sprintf("name%d", i), key: key})
+		requireRefused(t, c, "too many sessions for your key")
+		c.Close()
+	}
+	if n := srv.Sessions().Count(); n != 2 {
+		t.Fatalf("one key under 12 user names holds %d sessions, cap 2", n)
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"}`); v != 10 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"} = %v, want 10`, v)
+	}
+	// Another key is not held back by this one's sessions.
+	waitDemo(t, connect(t, srv.SSHAddr(), clientOpts{user: "name0"}))
 }
 
 // newSessionOn opens another session with a PTY on c's connection.

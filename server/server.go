@@ -600,8 +600,13 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ErrTooManySessions is returned by [Server.StartHeadless] when the owner
+// already has Limits.MaxSessionsPerUser live sessions.
+var ErrTooManySessions = errors.New("too many sessions")
+
 // StartHeadless starts a session of the app with no terminal attached, for
 // agents and tests. It ends when end is called or the server shuts down.
+// Over the owner's cap the error wraps [ErrTooManySessions].
 func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end func(), err error) {
 	if s.isDraining() {
 		return nil, nil, errors.New("server: shutting down")
@@ -612,7 +617,7 @@ func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end fu
 	}
 	if !ok {
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-		return nil, nil, fmt.Errorf("server: too many sessions for %q (limit %d)", owner.User, s.opts.Limits.MaxSessionsPerUser)
+		return nil, nil, fmt.Errorf("server: start headless session for %q (limit %d): %w", owner.User, s.opts.Limits.MaxSessionsPerUser, ErrTooManySessions)
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 	return se, func() { s.sessions.End(se.ID) }, nil

@@ -257,7 +257,7 @@ func (s *Server) login(c *conn) {
 	}
 	if !ok {
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-		c.end.set(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
+		c.end.set(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser))
 		return
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
@@ -268,6 +268,15 @@ func (s *Server) login(c *conn) {
 		return
 	}
 	s.runTerminal(c, ls, tui.RoleOwner)
+}
+
+// tooManySessions is what a login over the per-owner cap is told. The
+// cap counts the proven key, under every user name it logged in with.
+func tooManySessions(owner session.Owner, limit int) string {
+	if owner.KeyFingerprint != "" {
+		return fmt.Sprintf("too many sessions for your key %s (limit %d, under any user name, detached ones included); close one and try again", owner.KeyFingerprint, limit)
+	}
+	return fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, limit)
 }
 
 // runTerminal attaches the connection to ls as a terminal with role and
@@ -399,24 +408,27 @@ func (s *Server) newConn(sess ssh.Session) *conn {
 	return c
 }
 
-// ownerKey is the connecting client's identity as a session owner.
+// ownerKey is the connecting client's identity as a session owner
+// (session.Owner.Key): its proven key, whatever user name it gave.
 func (c *conn) ownerKey() string {
 	return session.Owner{User: c.user, KeyFingerprint: c.fp}.Key()
 }
 
-// isOwnerOf reports whether the client is se's owner: the same user and
-// the same proven key. A client without a key never is.
+// isOwnerOf reports whether the client is se's owner: it proved the key
+// that started se. The user name does not matter: the client chooses it
+// freely, and a key's sessions all count against that key's cap, so all
+// of them are its to resume. A client without a key never is an owner.
 func (c *conn) isOwnerOf(se *session.Session) bool {
 	return c.fp != "" && se.Owner.KeyFingerprint != "" && se.Owner.Key() == c.ownerKey()
 }
 
 // limitKey identifies the client for the join rate limit: its key, or
-// its user and address without one.
+// its address without one (never the user name, which it varies freely).
 func (c *conn) limitKey() string {
 	if c.fp != "" {
 		return "key\x00" + c.fp
 	}
-	return "user\x00" + c.user + "\x00" + hostOf(c.sess.RemoteAddr())
+	return "addr\x00" + hostOf(c.sess.RemoteAddr())
 }
 
 func (c *conn) attached(se *session.Session, role tui.Role) {

@@ -66,6 +66,9 @@ type headless struct {
 	clients int          // cap on /mcp clients at once
 	server  *mcp.Server  // nil when /mcp is off
 	handler http.Handler // nil when /mcp is off
+	// failures is the per-address budget of wrong API keys, its own: a
+	// wrong key never spends the SSH failed-login budget.
+	failures *failureBudget
 
 	mu       sync.Mutex // protects the following
 	sessions map[string]*headlessSession
@@ -97,6 +100,7 @@ func (s *Server) newHeadless() (*headless, error) {
 		idle:     s.opts.HeadlessIdleTimeout,
 		sessions: map[string]*headlessSession{},
 		codes:    map[string]*joinCode{},
+		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 	}
 	if h.idle <= 0 {
 		h.idle = defaultHeadlessIdle
@@ -165,28 +169,58 @@ func apiKeyOwner(sum [sha256.Size]byte) session.Owner {
 	return session.Owner{User: "api:" + h[:8], KeyFingerprint: "api-key:" + h[:16]}
 }
 
-// verify checks a bearer token against every API key in constant time.
-// A wrong key counts as a failed login from the request's address, as a
-// failed SSH login does.
-func (h *headless) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-	sum := sha256.Sum256([]byte(token))
+// check reports whether token is one of the API keys, comparing its
+// SHA-256 with every key's in constant time, and returns the key's sum.
+func (h *headless) check(token string) (sum [sha256.Size]byte, ok bool) {
+	sum = sha256.Sum256([]byte(token))
 	match := 0
 	for _, k := range h.keys {
 		match |= subtle.ConstantTimeCompare(sum[:], k[:])
 	}
-	if match != 1 {
+	return sum, match == 1
+}
+
+// verify is the bearer-token check of the go-sdk's middleware; wrong keys
+// were counted by ServeHTTP before.
+func (h *headless) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	sum, ok := h.check(token)
+	if !ok {
 		h.s.metrics.MCPRejected("unauthorized")
-		if r != nil {
-			h.s.admit.authFailed(remoteIP(r))
-		}
 		return nil, auth.ErrInvalidToken
 	}
 	o := apiKeyOwner(sum)
 	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o}}, nil
 }
 
+// bearerToken is the request's bearer token, read as the go-sdk's
+// auth.RequireBearerToken reads it.
+func bearerToken(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+// wrongKeyThrottled spends the address's budget of wrong API keys when r
+// carries a wrong one, and reports whether that budget was already used
+// up. A right key never touches the budget, so guesses from the same
+// address never lock it out; a request without a key guesses nothing.
+func (h *headless) wrongKeyThrottled(r *http.Request) bool {
+	token, ok := bearerToken(r)
+	if !ok {
+		return false
+	}
+	if _, right := h.check(token); right {
+		return false
+	}
+	return !h.failures.spend(remoteIP(r))
+}
+
 // ServeHTTP serves /mcp: 404 without --api-keys, then Origin and Host
-// checks, then the API key, then the MCP server.
+// checks, then the API key (a wrong one spends the address's budget of
+// wrong keys, and is answered 429 once that is used up), then the MCP
+// server.
 func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.handler == nil || h.isClosed() {
 		http.NotFound(w, r)
@@ -202,9 +236,9 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
-	if h.s.admit.authBlocked(remoteIP(r)) {
-		// Too many wrong API keys from this address (the same budget as
-		// failed SSH logins).
+	if h.wrongKeyThrottled(r) {
+		// Too many wrong API keys from this address (a budget of their
+		// own: failed SSH logins are not counted here, nor these there).
 		h.s.metrics.MCPRejected("rate_limited")
 		http.Error(w, "too many failed authentications from your address; try again later", http.StatusTooManyRequests)
 		return

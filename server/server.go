@@ -207,6 +207,7 @@ type Server struct {
 	policy   authz.Policy
 	headless *headless     // /mcp, headless sessions and join codes
 	channels channelCounts // session channels open per SSH connection
+	traces   authTraces    // authentication of connections in their handshake
 	ssh      *ssh.Server
 	http     *http.Server
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +35,12 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			// never asking for a session) is closed a little after the
 			// idle timeout; sessions end themselves at it, with a message.
 			srv.IdleTimeout = l.IdleTimeout + min(5*time.Second, l.IdleTimeout/4)
-			srv.ConnCallback = s.admit.connCallback
+			srv.ConnCallback = s.connCallback
 			srv.ConnectionFailedCallback = s.connectionFailed
+			srv.ConnectionCloseCallback = func(c net.Conn) { s.traces.close(c.RemoteAddr()) }
+			srv.ServerConfigCallback = func(ctx ssh.Context) *gossh.ServerConfig {
+				return &gossh.ServerConfig{AuthLogCallback: traceOf(ctx).logAttempt}
+			}
 			// Only session channels: no port forwarding, no agent.
 			srv.ChannelHandlers = map[string]ssh.ChannelHandler{
 				"session": s.limitChannels(ssh.DefaultSessionHandler),
@@ -47,14 +50,18 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 		wish.WithMiddleware(s.handle),
 	}
 	if s.keys != nil {
-		opts = append(opts, wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
+		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
+			traceOf(ctx).offer()
 			return s.keys.allowed(key)
 		}))
 	} else {
 		// Dev: any client, with or without a key. A proven key still
 		// identifies the owner.
 		opts = append(opts,
-			wish.WithPublicKeyAuth(func(ssh.Context, ssh.PublicKey) bool { return true }),
+			wish.WithPublicKeyAuth(func(ctx ssh.Context, _ ssh.PublicKey) bool {
+				traceOf(ctx).offer() // it must still prove the key
+				return true
+			}),
 			wish.WithKeyboardInteractiveAuth(func(ssh.Context, gossh.KeyboardInteractiveChallenge) bool { return true }),
 		)
 	}
@@ -143,12 +150,23 @@ func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	return ch, out, nil
 }
 
-// connectionFailed records a connection that never finished its handshake.
+// connCallback admits a connection (see admission.connCallback) and
+// starts tracing its authentication.
+func (s *Server) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
+	nc := s.admit.connCallback(ctx, c)
+	if nc != nil {
+		s.traces.open(ctx, c.RemoteAddr())
+	}
+	return nc
+}
+
+// connectionFailed records a connection that never finished its
+// handshake. A failed login (see authTrace.failedLogin: a bad signature
+// is one, a key query is not) spends its address's failed-login budget.
 func (s *Server) connectionFailed(c net.Conn, err error) {
 	outcome := metrics.OutcomeError
 	msg := err.Error()
-	if strings.Contains(msg, "no auth passed yet") || strings.Contains(msg, "permission denied") ||
-		strings.Contains(msg, "unable to authenticate") {
+	if s.traces.get(c.RemoteAddr()).failedLogin(err) {
 		outcome = metrics.OutcomeAuthFailed
 		s.metrics.AuthFailures.Inc()
 		s.admit.authFailed(hostOf(c.RemoteAddr()))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
+	sshagent "golang.org/x/crypto/ssh/agent"
 
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -399,4 +400,55 @@ func TestMaxHTTPPerIP(t *testing.T) {
 	_ = idle[0].Close()
 	eventually(t, waitLong, func() bool { code, _ := get("127.0.0.1"); return code == http.StatusOK },
 		"no connection from the address served after one of its others closed")
+}
+
+// TestForwardingIsRefused: agent forwarding is refused like port
+// forwarding (the request, and an agent channel opened by the client),
+// X11 forwarding too, and the session goes on.
+func TestForwardingIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{})
+	conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sess, err := conn.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sshagent.RequestAgentForwarding(sess); err == nil {
+		t.Error("agent forwarding was granted")
+	}
+	if ok, err := sess.SendRequest("auth-agent-req@openssh.com", true, nil); ok || err != nil {
+		t.Errorf("auth-agent-req@openssh.com = %v, %v; want refused", ok, err)
+	}
+	x11 := gossh.Marshal(struct {
+		Single bool
+		Proto  string
+		Cookie string
+		Screen uint32
+	}{false, "MIT-MAGIC-COOKIE-1", "0123456789abcdef0123456789abcdef", 0})
+	if ok, err := sess.SendRequest("x11-req", true, x11); ok || err != nil {
+		t.Errorf("x11-req = %v, %v; want refused", ok, err)
+	}
+	for _, typ := range []string{"auth-agent@openssh.com", "x11", "direct-streamlocal@openssh.com"} {
+		if ch, _, err := conn.OpenChannel(typ, nil); err == nil {
+			_ = ch.Close()
+			t.Errorf("a %s channel was accepted", typ)
+		}
+	}
+	for _, req := range []string{"tcpip-forward", "streamlocal-forward@openssh.com"} {
+		if ok, _, err := conn.SendRequest(req, true, gossh.Marshal(struct {
+			Addr string
+			Port uint32
+		}{"127.0.0.1", 0})); ok || err != nil {
+			t.Errorf("global %s = %v, %v; want refused", req, ok, err)
+		}
+	}
+	_ = sess.Close()
+	// The connection still gets a working session.
+	c := connectOn(t, conn, clientOpts{})
+	waitDemo(t, c)
 }

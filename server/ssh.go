@@ -41,7 +41,8 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			srv.ServerConfigCallback = func(ctx ssh.Context) *gossh.ServerConfig {
 				return &gossh.ServerConfig{AuthLogCallback: traceOf(ctx).logAttempt}
 			}
-			// Only session channels: no port forwarding, no agent.
+			// Only session channels: no port forwarding, no agent (its
+			// request is refused in envLimited), no X11.
 			srv.ChannelHandlers = map[string]ssh.ChannelHandler{
 				"session": s.limitChannels(ssh.DefaultSessionHandler),
 			}
@@ -121,9 +122,21 @@ const (
 )
 
 // envLimited refuses a channel's env requests that would take it beyond
-// maxEnvVars or maxEnvBytes accepted in all, and passes every other
-// request on.
+// maxEnvVars or maxEnvBytes accepted in all, refuses agent and X11
+// forwarding, and passes every other request on.
 type envLimited struct{ gossh.NewChannel }
+
+// refusedRequests are session requests the server never grants. charm
+// ssh answers an agent forwarding request with yes (and would forward
+// the agent to a handler that asked for it); the app has no use for the
+// client's agent, and a forwarded agent is the client's keys within the
+// server's reach. X11 is refused by charm ssh already; it is listed so
+// that no library change grants it.
+var refusedRequests = map[string]bool{
+	"auth-agent-req@openssh.com": true,
+	"auth-agent-req":             true,
+	"x11-req":                    true,
+}
 
 func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	ch, reqs, err := c.NewChannel.Accept()
@@ -137,6 +150,10 @@ func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 		defer close(out)
 		n, size := 0, 0
 		for req := range reqs {
+			if refusedRequests[req.Type] {
+				_ = req.Reply(false, nil)
+				continue
+			}
 			if req.Type == "env" {
 				if n+1 > maxEnvVars || size+len(req.Payload) > maxEnvBytes {
 					_ = req.Reply(false, nil)

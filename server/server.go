@@ -54,7 +54,9 @@ type Limits struct {
 	MaxConnections int
 	// MaxPerIP caps concurrent connections from one address; default 20.
 	MaxPerIP int
-	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
+	// MaxSessionsPerUser caps live sessions of one owner: one SSH key under
+	// any user name (the user name only for a keyless dev login), or one
+	// /mcp API key. Detached sessions count until they end. Default 10.
 	MaxSessionsPerUser int
 	// MaxHTTPConnections caps the HTTP connections served at once (MCP
 	// clients, /metrics, /healthz); more wait to be accepted. Default 4096.
@@ -74,9 +76,12 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxSessionDuration ends any session after this long; default 12h.
 	MaxSessionDuration time.Duration
-	// MaxAuthFailures is how many failed logins one address may make in
-	// AuthFailureWindow before its connections are refused until it
-	// recovers; defaults 10 and 5m.
+	// MaxAuthFailures is how many failed SSH logins one address may make
+	// in AuthFailureWindow before its SSH connections are refused until it
+	// recovers; defaults 10 and 5m. A public key whose signature does not
+	// verify is a failed login; a key query is not. Wrong /mcp API keys
+	// spend a separate budget of the same size (over it a wrong key gets
+	// 429; a right key always passes).
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
 }

@@ -79,7 +79,7 @@ type headless struct {
 // headlessSession is a session raxol_start started.
 type headlessSession struct {
 	id       string
-	identity string // the API key's identity, "api:<8 hex>"
+	identity string // the API key's owner key (session.Owner.Key: its fingerprint, not its display name)
 	created  time.Time
 	timer    *time.Timer
 	// Activity as of the last check.
@@ -367,7 +367,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
 	}
 	now := time.Now()
-	e := &headlessSession{id: se.ID, identity: owner.User, created: se.Created, active: now,
+	e := &headlessSession{id: se.ID, identity: owner.Key(), created: se.Created, active: now,
 		version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 	h.mu.Lock()
 	if h.closed {
@@ -407,11 +407,11 @@ func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	h.mu.Lock()
 	e, ok := h.sessions[args.ID]
-	if ok && e.identity == owner.User {
+	if ok && e.identity == owner.Key() {
 		h.forgetLocked(args.ID)
 	}
 	h.mu.Unlock()
-	if !ok || e.identity != owner.User {
+	if !ok || e.identity != owner.Key() {
 		return toolError("unknown_session", errUnknownSession), nil
 	}
 	if _, live := h.s.sessions.Get(args.ID); !live {
@@ -440,7 +440,7 @@ func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	h.mu.Lock()
 	var mine []*headlessSession
 	for _, e := range h.sessions {
-		if e.identity == owner.User {
+		if e.identity == owner.Key() {
 			mine = append(mine, e)
 		}
 	}

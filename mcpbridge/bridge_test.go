@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
-	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"

@@ -29,20 +29,15 @@ type admission struct {
 	rejectGrace time.Duration
 	metrics     *metrics.Metrics
 
-	// authFailures is how many failed logins an address may make in a
-	// burst; they refill at authRefill.
-	authFailures int
-	authRefill   rate.Limit
+	// failures is the failed-login budget of SSH: its own, not shared
+	// with /mcp's wrong API keys.
+	failures *failureBudget
 
 	mu        sync.Mutex // protects the following
 	total     int
 	perIP     map[string]int
 	rejecting int // over-limit connections still open to read their reason
-	failures  map[string]*rate.Limiter
 }
-
-// maxTrackedAddrs bounds the addresses whose failed logins are remembered.
-const maxTrackedAddrs = 10_000
 
 // maxRejecting bounds the over-limit connections kept open to show their
 // reason; beyond it, excess connections are closed at once.
@@ -50,46 +45,71 @@ const maxRejecting = 64
 
 func newAdmission(maxConns, maxPerIP, authFailures int, authWindow time.Duration, m *metrics.Metrics) *admission {
 	return &admission{
-		maxConns:     maxConns,
-		maxPerIP:     maxPerIP,
-		rejectGrace:  10 * time.Second,
-		metrics:      m,
-		perIP:        make(map[string]int),
-		authFailures: authFailures,
-		authRefill:   rate.Limit(float64(authFailures) / authWindow.Seconds()),
-		failures:     make(map[string]*rate.Limiter),
+		maxConns:    maxConns,
+		maxPerIP:    maxPerIP,
+		rejectGrace: 10 * time.Second,
+		metrics:     m,
+		perIP:       make(map[string]int),
+		failures:    newFailureBudget(authFailures, authWindow),
 	}
 }
 
-// authFailed records a failed login from ip.
-func (a *admission) authFailed(ip string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, ok := a.failures[ip]
+// authFailed records a failed SSH login from ip.
+func (a *admission) authFailed(ip string) { a.failures.spend(ip) }
+
+// authBlocked reports whether ip has used up its failed SSH logins.
+func (a *admission) authBlocked(ip string) bool { return a.failures.exhausted(ip) }
+
+// failureBudget is how many failed authentications each address may make:
+// a burst of n, refilling n per window. Each kind of credential (SSH
+// logins, /mcp API keys) has its own, so failures of one never refuse the
+// other.
+type failureBudget struct {
+	burst  int
+	refill rate.Limit
+
+	mu    sync.Mutex // protects addrs
+	addrs map[string]*rate.Limiter
+}
+
+// maxTrackedAddrs bounds the addresses a failureBudget remembers.
+const maxTrackedAddrs = 10_000
+
+func newFailureBudget(n int, window time.Duration) *failureBudget {
+	return &failureBudget{burst: n, refill: rate.Limit(float64(n) / window.Seconds()), addrs: make(map[string]*rate.Limiter)}
+}
+
+// spend records a failure from ip; it reports false when ip had none left
+// (the failure is then not recorded: a blocked address stays blocked only
+// until its budget refills).
+func (b *failureBudget) spend(ip string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l, ok := b.addrs[ip]
 	if !ok {
-		if len(a.failures) >= maxTrackedAddrs {
+		if len(b.addrs) >= maxTrackedAddrs {
 			// Forget addresses that have fully recovered; if none has,
 			// forget all rather than grow without bound.
-			for k, v := range a.failures {
-				if v.Tokens() >= float64(a.authFailures) {
-					delete(a.failures, k)
+			for k, v := range b.addrs {
+				if v.Tokens() >= float64(b.burst) {
+					delete(b.addrs, k)
 				}
 			}
-			if len(a.failures) >= maxTrackedAddrs {
-				clear(a.failures)
+			if len(b.addrs) >= maxTrackedAddrs {
+				clear(b.addrs)
 			}
 		}
-		l = rate.NewLimiter(a.authRefill, a.authFailures)
-		a.failures[ip] = l
+		l = rate.NewLimiter(b.refill, b.burst)
+		b.addrs[ip] = l
 	}
-	l.Allow()
+	return l.Allow()
 }
 
-// authBlocked reports whether ip has used up its failed logins.
-func (a *admission) authBlocked(ip string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, ok := a.failures[ip]
+// exhausted reports whether ip has used up its budget.
+func (b *failureBudget) exhausted(ip string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l, ok := b.addrs[ip]
 	return ok && l.Tokens() < 1
 }
 

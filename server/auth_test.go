@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -250,4 +253,120 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 		}
 		return err == nil
 	}, "the address to recover")
+}
+
+// badSigner claims key's public key but signs with something else: the
+// client sends a real signed publickey request whose signature does not
+// verify.
+type badSigner struct {
+	key  gossh.PublicKey
+	sign func(data []byte) (*gossh.Signature, error)
+}
+
+func (b badSigner) PublicKey() gossh.PublicKey { return b.key }
+
+func (b badSigner) Sign(_ io.Reader, data []byte) (*gossh.Signature, error) { return b.sign(data) }
+
+// dialWith connects from local with auth and returns the error.
+func dialWith(t testing.TB, addr, local string, auth ...gossh.AuthMethod) error {
+	t.Helper()
+	d := net.Dialer{Timeout: waitShort, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	_ = nc.SetDeadline(time.Now().Add(waitLong))
+	c, chans, reqs, err := gossh.NewClientConn(nc, addr, &gossh.ClientConfig{
+		User: "tester", Auth: auth, HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: waitShort,
+	})
+	if err != nil {
+		_ = nc.Close()
+		return err
+	}
+	_ = gossh.NewClient(c, chans, reqs).Close()
+	return nil
+}
+
+// TestBadSignatureIsAFailedLogin: a client offering an acceptable key
+// with a signature that does not verify fails a login, counted and
+// spending its address's budget; enough of them block the address even
+// for the right key. Another address is unaffected.
+func TestBadSignatureIsAFailedLogin(t *testing.T) {
+	t.Parallel()
+	other := newKey(t)
+	for name, tc := range map[string]struct {
+		env  string
+		sign func(data []byte) (*gossh.Signature, error)
+	}{
+		"another key's signature": {server.EnvProd, func(data []byte) (*gossh.Signature, error) {
+			return other.Sign(rand.Reader, data)
+		}},
+		"garbage signature": {server.EnvProd, func([]byte) (*gossh.Signature, error) {
+			blob := make([]byte, ed25519.SignatureSize)
+			_, _ = rand.Read(blob)
+			return &gossh.Signature{Format: gossh.KeyAlgoED25519, Blob: blob}, nil
+		}},
+		"short signature": {server.EnvProd, func([]byte) (*gossh.Signature, error) {
+			return &gossh.Signature{Format: gossh.KeyAlgoED25519, Blob: []byte("x")}, nil
+		}},
+		// A dev server without authorized keys takes any key, but the
+		// client must still prove it.
+		"dev, another key's signature": {server.EnvDev, func(data []byte) (*gossh.Signature, error) {
+			return other.Sign(rand.Reader, data)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			good := newKey(t)
+			opts := server.Options{Env: tc.env, Limits: server.Limits{MaxAuthFailures: 3, AuthFailureWindow: time.Hour}}
+			if tc.env == server.EnvProd {
+				opts.AuthorizedKeysFile = filepath.Join(t.TempDir(), "authorized_keys")
+				writeAuthorizedKeys(t, opts.AuthorizedKeysFile, good)
+			}
+			srv := startServer(t, opts)
+			bad := gossh.PublicKeys(badSigner{key: good.PublicKey(), sign: tc.sign})
+			for i := range 3 {
+				if err := dialWith(t, srv.SSHAddr(), "127.0.0.1", bad); err == nil {
+					t.Fatalf("attempt %d with a bad signature authenticated", i)
+				}
+			}
+			eventually(t, waitShort, func() bool {
+				return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") == 3
+			}, "raxol_ssh_auth_failures_total to count 3 bad signatures, have %v", scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total"))
+			eventually(t, waitShort, func() bool {
+				return scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="auth_failed"}`) == 3
+			}, `raxol_ssh_connections_total{outcome="auth_failed"} to count 3 bad signatures`)
+			if err := dialWith(t, srv.SSHAddr(), "127.0.0.1", gossh.PublicKeys(good)); err == nil {
+				t.Fatal("an address with 3 bad signatures (the budget) was let in")
+			}
+			if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="auth_failures"}`); v < 1 {
+				t.Fatalf("auth_failures rejections = %v", v)
+			}
+			if err := dialWith(t, srv.SSHAddr(), "127.0.0.2", gossh.PublicKeys(good)); err != nil {
+				t.Fatalf("another address: %v", err)
+			}
+		})
+	}
+}
+
+// TestKeyQueriesAreNotFailedLogins: a client that offers keys the server
+// does not take before the right one (as clients with several keys do)
+// logs in every time, and spends none of its address's budget.
+func TestKeyQueriesAreNotFailedLogins(t *testing.T) {
+	t.Parallel()
+	good := newKey(t)
+	path := filepath.Join(t.TempDir(), "authorized_keys")
+	writeAuthorizedKeys(t, path, good)
+	srv := startServer(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: path,
+		Limits: server.Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
+	for i := range 6 {
+		if err := dialWith(t, srv.SSHAddr(), "127.0.0.1", gossh.PublicKeys(newKey(t), newKey(t), good)); err != nil {
+			t.Fatalf("login %d offering two unknown keys first: %v", i, err)
+		}
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total"); v != 0 {
+		t.Fatalf("raxol_ssh_auth_failures_total = %v after logins that only queried unknown keys, want 0", v)
+	}
+	c := connect(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.1"})
+	waitDemo(t, c)
 }

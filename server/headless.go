@@ -66,6 +66,9 @@ type headless struct {
 	clients int          // cap on /mcp clients at once
 	server  *mcp.Server  // nil when /mcp is off
 	handler http.Handler // nil when /mcp is off
+	// failures is the per-address budget of wrong API keys, its own: a
+	// wrong key never spends the SSH failed-login budget.
+	failures *failureBudget
 
 	mu       sync.Mutex // protects the following
 	sessions map[string]*headlessSession
@@ -76,7 +79,7 @@ type headless struct {
 // headlessSession is a session raxol_start started.
 type headlessSession struct {
 	id       string
-	identity string // the API key's identity, "api:<8 hex>"
+	identity string // the API key's owner key (session.Owner.Key: its fingerprint, not its display name)
 	created  time.Time
 	timer    *time.Timer
 	// Activity as of the last check.
@@ -97,6 +100,7 @@ func (s *Server) newHeadless() (*headless, error) {
 		idle:     s.opts.HeadlessIdleTimeout,
 		sessions: map[string]*headlessSession{},
 		codes:    map[string]*joinCode{},
+		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 	}
 	if h.idle <= 0 {
 		h.idle = defaultHeadlessIdle
@@ -174,28 +178,58 @@ func apiKeyOwner(sum [sha256.Size]byte) session.Owner {
 	return session.Owner{User: "api:" + h[:8], KeyFingerprint: "api-key:" + h[:16]}
 }
 
-// verify checks a bearer token against every API key in constant time.
-// A wrong key counts as a failed login from the request's address, as a
-// failed SSH login does.
-func (h *headless) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-	sum := sha256.Sum256([]byte(token))
+// check reports whether token is one of the API keys, comparing its
+// SHA-256 with every key's in constant time, and returns the key's sum.
+func (h *headless) check(token string) (sum [sha256.Size]byte, ok bool) {
+	sum = sha256.Sum256([]byte(token))
 	match := 0
 	for _, k := range h.keys {
 		match |= subtle.ConstantTimeCompare(sum[:], k[:])
 	}
-	if match != 1 {
+	return sum, match == 1
+}
+
+// verify is the bearer-token check of the go-sdk's middleware; wrong keys
+// were counted by ServeHTTP before.
+func (h *headless) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	sum, ok := h.check(token)
+	if !ok {
 		h.s.metrics.MCPRejected("unauthorized")
-		if r != nil {
-			h.s.admit.authFailed(remoteIP(r))
-		}
 		return nil, auth.ErrInvalidToken
 	}
 	o := apiKeyOwner(sum)
 	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o}}, nil
 }
 
+// bearerToken is the request's bearer token, read as the go-sdk's
+// auth.RequireBearerToken reads it.
+func bearerToken(r *http.Request) (string, bool) {
+	f := strings.Fields(r.Header.Get("Authorization"))
+	if len(f) != 2 || !strings.EqualFold(f[0], "bearer") {
+		return "", false
+	}
+	return f[1], true
+}
+
+// wrongKeyThrottled spends the address's budget of wrong API keys when r
+// carries a wrong one, and reports whether that budget was already used
+// up. A right key never touches the budget, so guesses from the same
+// address never lock it out; a request without a key guesses nothing.
+func (h *headless) wrongKeyThrottled(r *http.Request) bool {
+	token, ok := bearerToken(r)
+	if !ok {
+		return false
+	}
+	if _, right := h.check(token); right {
+		return false
+	}
+	return !h.failures.spend(remoteIP(r))
+}
+
 // ServeHTTP serves /mcp: 404 without --api-keys, then Origin and Host
-// checks, then the API key, then the MCP server.
+// checks, then the API key (a wrong one spends the address's budget of
+// wrong keys, and is answered 429 once that is used up), then the MCP
+// server.
 func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.handler == nil || h.isClosed() {
 		http.NotFound(w, r)
@@ -211,9 +245,9 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
-	if h.s.admit.authBlocked(remoteIP(r)) {
-		// Too many wrong API keys from this address (the same budget as
-		// failed SSH logins).
+	if h.wrongKeyThrottled(r) {
+		// Too many wrong API keys from this address (a budget of their
+		// own: failed SSH logins are not counted here, nor these there).
 		h.s.metrics.MCPRejected("rate_limited")
 		http.Error(w, "too many failed authentications from your address; try again later", http.StatusTooManyRequests)
 		return
@@ -331,7 +365,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	se, end, err := h.s.StartHeadless(owner)
 	if err != nil {
-		if strings.Contains(err.Error(), "too many sessions") {
+		if errors.Is(err, ErrTooManySessions) {
 			return toolError("limit", fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)), nil
 		}
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
@@ -342,7 +376,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
 	}
 	now := time.Now()
-	e := &headlessSession{id: se.ID, identity: owner.User, created: se.Created, active: now,
+	e := &headlessSession{id: se.ID, identity: owner.Key(), created: se.Created, active: now,
 		version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 	h.mu.Lock()
 	if h.closed {
@@ -382,11 +416,11 @@ func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	h.mu.Lock()
 	e, ok := h.sessions[args.ID]
-	if ok && e.identity == owner.User {
+	if ok && e.identity == owner.Key() {
 		h.forgetLocked(args.ID)
 	}
 	h.mu.Unlock()
-	if !ok || e.identity != owner.User {
+	if !ok || e.identity != owner.Key() {
 		return toolError("unknown_session", errUnknownSession), nil
 	}
 	if _, live := h.s.sessions.Get(args.ID); !live {
@@ -415,7 +449,7 @@ func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	h.mu.Lock()
 	var mine []*headlessSession
 	for _, e := range h.sessions {
-		if e.identity == owner.User {
+		if e.identity == owner.Key() {
 			mine = append(mine, e)
 		}
 	}

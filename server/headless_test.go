@@ -3,10 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
@@ -666,14 +670,19 @@ func TestAPIKeysFile(t *testing.T) {
 	}
 }
 
-// TestWrongAPIKeysAreRateLimitedPerAddress: wrong keys spend the same
-// per-address budget as failed SSH logins; over it, even the right key is
-// refused with 429 until the budget refills.
+// TestWrongAPIKeysAreRateLimitedPerAddress: wrong keys spend a budget of
+// their own per address; over it a wrong key is refused with 429 until
+// it refills, while a right key from the same address is always served,
+// and SSH from that address is not refused (nor do failed SSH logins
+// throttle /mcp).
 func TestWrongAPIKeysAreRateLimitedPerAddress(t *testing.T) {
 	srv := startHeadlessServer(t, Options{Limits: Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
-	post := func(key string) int {
+	post := func(srv *Server, auth string) int {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, "http://"+srv.HTTPAddr()+"/mcp", strings.NewReader(initBody))
-		req.Header.Set("Authorization", "Bearer "+key)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		resp, err := http.DefaultClient.Do(req)
@@ -683,15 +692,92 @@ func TestWrongAPIKeysAreRateLimitedPerAddress(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if code := post(keyA); code != http.StatusOK {
+	sshLogin := func() error {
+		t.Helper()
+		cfg := &gossh.ClientConfig{User: "tester", Auth: []gossh.AuthMethod{gossh.PublicKeys(testSigner(t))},
+			HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 5 * time.Second}
+		c, err := gossh.Dial("tcp", srv.SSHAddr(), cfg)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if code := post(srv, "Bearer "+keyA); code != http.StatusOK {
 		t.Fatalf("right key: %d", code)
 	}
 	for i := range 2 {
-		if code := post("wrong-key-wrong-key-wrong"); code != http.StatusUnauthorized {
-			t.Fatalf("wrong key %d: %d", i, code)
+		if code := post(srv, "Bearer wrong-key-wrong-key-wrong"); code != http.StatusUnauthorized {
+			t.Fatalf("wrong key %d: %d, want 401", i, code)
 		}
 	}
-	if code := post(keyA); code != http.StatusTooManyRequests {
-		t.Fatalf("right key after the limit: %d, want 429", code)
+	// SSH from the same address is not refused, and the SSH budget is
+	// untouched by the wrong keys.
+	if err := sshLogin(); err != nil {
+		t.Fatalf("SSH login from an address with wrong API keys: %v", err)
 	}
+	if srv.admit.authBlocked("127.0.0.1") {
+		t.Fatal("wrong API keys spent the SSH failed-login budget")
+	}
+	for i := range 3 {
+		if code := post(srv, "Bearer wrong-key-wrong-key-wrong"); code != http.StatusTooManyRequests {
+			t.Fatalf("wrong key %d over the budget: %d, want 429", i, code)
+		}
+		// The right keys are never held back by the guesses.
+		for _, k := range []string{keyA, keyB} {
+			if code := post(srv, "Bearer "+k); code != http.StatusOK {
+				t.Fatalf("right key after %d wrong ones over the budget: %d, want 200", i+1, code)
+			}
+		}
+		if code := post(srv, "bearer "+keyA); code != http.StatusOK {
+			t.Fatalf("right key, lower-case scheme: %d, want 200", code)
+		}
+	}
+	// No key at all guesses nothing: 401, not 429.
+	if code := post(srv, ""); code != http.StatusUnauthorized {
+		t.Fatalf("no key: %d, want 401", code)
+	}
+	if body := scrape(t, srv); !strings.Contains(body, "\n"+`raxol_mcp_rejections_total{reason="rate_limited"} 3`+"\n") {
+		t.Errorf(`raxol_mcp_rejections_total{reason="rate_limited"} is not 3:\n%s`, body)
+	}
+	// Nor do failed SSH logins spend /mcp's: a fresh address budget for
+	// /mcp on a server whose SSH budget is used up.
+	srv2 := startHeadlessServer(t, Options{Limits: Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
+	for range 3 {
+		srv2.admit.authFailed("127.0.0.1")
+	}
+	if code := post(srv2, "Bearer wrong-key-wrong-key-wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong key after failed SSH logins: %d, want 401", code)
+	}
+	if code := post(srv2, "Bearer "+keyA); code != http.StatusOK {
+		t.Fatalf("right key after failed SSH logins: %d, want 200", code)
+	}
+}
+
+// testSigner returns a fresh ed25519 SSH key.
+func testSigner(t *testing.T) gossh.Signer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// scrape returns srv's /metrics body.
+func scrape(t *testing.T, srv *Server) string {
+	t.Helper()
+	resp, err := http.Get("http://" + srv.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -29,12 +29,13 @@ const DefaultJoinTimeout = 60 * time.Second
 // A plain SSH login starts a session and attaches its first terminal, an
 // owner terminal. More terminals attach with `join <id>` or `resume <id>`:
 //
-//   - Owner identity: a client is the session's owner when it proved a
-//     public key and its user name and key fingerprint are the owner's
-//     (session.Owner.Key). A client without a key is never the owner, not
-//     even of a session started without a key: in dev anyone may log in
-//     under any name. Its joins always ask the owner, and its sessions
-//     cannot be resumed.
+//   - Owner identity: a client is the session's owner when it proved the
+//     public key that started it (session.Owner.Key), under any user name:
+//     the name is the client's to choose, and every session of a key
+//     counts against that key's cap, so every one is its to resume. A
+//     client without a key is never the owner, not even of a session
+//     started without a key: in dev anyone may log in under any name. Its
+//     joins always ask the owner, and its sessions cannot be resumed.
 //   - The owner's first live terminal is the primary one: agent keys,
 //     approval prompts and join prompts go there, and its screen and focus
 //     are what agents see. When it leaves, the next owner terminal (in

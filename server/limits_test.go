@@ -11,6 +11,7 @@ import (
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
+	sshagent "golang.org/x/crypto/ssh/agent"
 
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -91,8 +92,9 @@ func TestMaxPerIP(t *testing.T) {
 	}
 }
 
-// TestMaxSessionsPerUser: one user with one key gets one session; the slot
-// is freed when the session ends, even if its connection stays open.
+// TestMaxSessionsPerUser: one key gets one session, under any user name;
+// the slot is freed when the session ends, even if its connection stays
+// open.
 func TestMaxSessionsPerUser(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: 1}})
@@ -107,9 +109,11 @@ func TestMaxSessionsPerUser(t *testing.T) {
 		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"} = %v, want >= 1`, v)
 	}
 
-	// Another user, or the same user with another key, is someone else.
+	// Another user name with the same key is the same owner; the same
+	// user name with another key is someone else.
 	bob := connect(t, srv.SSHAddr(), clientOpts{user: "bob", key: key})
-	waitDemo(t, bob)
+	requireRefused(t, bob, "too many sessions for your key")
+	bob.Close()
 	alice2 := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	waitDemo(t, alice2)
 
@@ -119,9 +123,34 @@ func TestMaxSessionsPerUser(t *testing.T) {
 	if err := a.sess.Close(); err != nil {
 		t.Fatalf("close session: %v", err)
 	}
-	waitCount(t, srv, 2)
+	waitCount(t, srv, 1)
 	again := newSessionOn(t, a)
 	waitDemo(t, again)
+}
+
+// TestSessionCapCountsTheKeyNotTheUserName: one key logging in under many
+// user names holds no more sessions than the cap, and the refusal says
+// the cap is the key's.
+func TestSessionCapCountsTheKeyNotTheUserName(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: 2}})
+	key := newKey(t)
+	for i := range 2 {
+		waitDemo(t, connect(t, srv.SSHAddr(), clientOpts{user: fmt.Sprintf("name%d", i), key: key}))
+	}
+	for i := 2; i < 12; i++ {
+		c := connect(t, srv.SSHAddr(), clientOpts{user: fmt.Sprintf("name%d", i), key: key})
+		requireRefused(t, c, "too many sessions for your key")
+		c.Close()
+	}
+	if n := srv.Sessions().Count(); n != 2 {
+		t.Fatalf("one key under 12 user names holds %d sessions, cap 2", n)
+	}
+	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"}`); v != 10 {
+		t.Errorf(`raxol_ssh_limit_rejections_total{limit="max_sessions_per_user"} = %v, want 10`, v)
+	}
+	// Another key is not held back by this one's sessions.
+	waitDemo(t, connect(t, srv.SSHAddr(), clientOpts{user: "name0"}))
 }
 
 // newSessionOn opens another session with a PTY on c's connection.
@@ -371,4 +400,55 @@ func TestMaxHTTPPerIP(t *testing.T) {
 	_ = idle[0].Close()
 	eventually(t, waitLong, func() bool { code, _ := get("127.0.0.1"); return code == http.StatusOK },
 		"no connection from the address served after one of its others closed")
+}
+
+// TestForwardingIsRefused: agent forwarding is refused like port
+// forwarding (the request, and an agent channel opened by the client),
+// X11 forwarding too, and the session goes on.
+func TestForwardingIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{})
+	conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	sess, err := conn.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if err := sshagent.RequestAgentForwarding(sess); err == nil {
+		t.Error("agent forwarding was granted")
+	}
+	if ok, err := sess.SendRequest("auth-agent-req@openssh.com", true, nil); ok || err != nil {
+		t.Errorf("auth-agent-req@openssh.com = %v, %v; want refused", ok, err)
+	}
+	x11 := gossh.Marshal(struct {
+		Single bool
+		Proto  string
+		Cookie string
+		Screen uint32
+	}{false, "MIT-MAGIC-COOKIE-1", "0123456789abcdef0123456789abcdef", 0})
+	if ok, err := sess.SendRequest("x11-req", true, x11); ok || err != nil {
+		t.Errorf("x11-req = %v, %v; want refused", ok, err)
+	}
+	for _, typ := range []string{"auth-agent@openssh.com", "x11", "direct-streamlocal@openssh.com"} {
+		if ch, _, err := conn.OpenChannel(typ, nil); err == nil {
+			_ = ch.Close()
+			t.Errorf("a %s channel was accepted", typ)
+		}
+	}
+	for _, req := range []string{"tcpip-forward", "streamlocal-forward@openssh.com"} {
+		if ok, _, err := conn.SendRequest(req, true, gossh.Marshal(struct {
+			Addr string
+			Port uint32
+		}{"127.0.0.1", 0})); ok || err != nil {
+			t.Errorf("global %s = %v, %v; want refused", req, ok, err)
+		}
+	}
+	_ = sess.Close()
+	// The connection still gets a working session.
+	c := connectOn(t, conn, clientOpts{})
+	waitDemo(t, c)
 }

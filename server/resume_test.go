@@ -206,6 +206,57 @@ func TestDetachedSessionsCountForTheCap(t *testing.T) {
 	}
 }
 
+// TestDetachedSessionsCountForTheKeyUnderAnyName: a key's detached
+// session counts against its cap whatever user name comes next, and that
+// name's login offers it for resuming (else the key would be locked out
+// until the grace passed); a client without the key gets neither.
+func TestDetachedSessionsCountForTheKeyUnderAnyName(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, server.Options{ResumeGrace: time.Minute, Limits: server.Limits{MaxSessionsPerUser: 2}})
+	key := newKey(t)
+	first := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
+	id := waitDemo(t, first)
+	se, _ := srv.Sessions().Get(id)
+	drop(t, first)
+	waitDetached(t, se)
+	// Another name with the key is offered it too; "n" starts a second
+	// session.
+	bob := connect(t, srv.SSHAddr(), clientOpts{user: "bob", key: key})
+	bob.WaitFor(t, func(s string) bool { return strings.Contains(s, "detached sessions") && strings.Contains(s, id) }, waitLong)
+	bob.Type("n")
+	if got := waitDemo(t, bob); got == id {
+		t.Fatal(`"n" resumed the detached session`)
+	}
+
+	// The cap of 2 is full (one detached, one attached): a third name's
+	// new session is refused, but it is offered the detached one.
+	c := connect(t, srv.SSHAddr(), clientOpts{user: "carol", key: key})
+	c.WaitFor(t, func(s string) bool { return strings.Contains(s, "detached sessions") && strings.Contains(s, id) }, waitLong)
+	c.Type("n")
+	requireRefused(t, c, "too many sessions")
+	c2 := connect(t, srv.SSHAddr(), clientOpts{user: "dave", key: key})
+	c2.WaitFor(t, "detached sessions", waitLong)
+	c2.Key(keyEnter)
+	if got := waitDemo(t, c2); got != id {
+		t.Fatalf("resumed %s, want %s", got, id)
+	}
+	// resume under yet another name is the owner's too, once detached again.
+	drop(t, c2)
+	waitDetached(t, se)
+	back := connectCmd(t, srv.SSHAddr(), clientOpts{user: "erin", key: key}, "resume "+id)
+	if got := waitDemo(t, back); got != id {
+		t.Fatalf("resume as another name got %s, want %s", got, id)
+	}
+	// Another key under the first name is someone else.
+	drop(t, back)
+	waitDetached(t, se)
+	other := connectCmd(t, srv.SSHAddr(), clientOpts{user: "alice"}, "resume "+id)
+	requireTurnedAway(t, other)
+	if n := srv.Sessions().Count(); n != 2 {
+		t.Fatalf("%d live sessions, want 2", n)
+	}
+}
+
 // TestOwnerQuitEndsSessionForEveryone: ctrl+c in the owner's only terminal
 // ends the session for the other terminals too, and its agents.
 func TestOwnerQuitEndsSessionForEveryone(t *testing.T) {

@@ -54,7 +54,9 @@ type Limits struct {
 	MaxConnections int
 	// MaxPerIP caps concurrent connections from one address; default 20.
 	MaxPerIP int
-	// MaxSessionsPerUser caps live sessions of one user and key; default 10.
+	// MaxSessionsPerUser caps live sessions of one owner: one SSH key under
+	// any user name (the user name only for a keyless dev login), or one
+	// /mcp API key. Detached sessions count until they end. Default 10.
 	MaxSessionsPerUser int
 	// MaxHTTPConnections caps the HTTP connections served at once (MCP
 	// clients, /metrics, /healthz) on each HTTP listener; more wait to be
@@ -75,9 +77,12 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// MaxSessionDuration ends any session after this long; default 12h.
 	MaxSessionDuration time.Duration
-	// MaxAuthFailures is how many failed logins one address may make in
-	// AuthFailureWindow before its connections are refused until it
-	// recovers; defaults 10 and 5m.
+	// MaxAuthFailures is how many failed SSH logins one address may make
+	// in AuthFailureWindow before its SSH connections are refused until it
+	// recovers; defaults 10 and 5m. A public key whose signature does not
+	// verify is a failed login; a key query is not. Wrong /mcp API keys
+	// spend a separate budget of the same size (over it a wrong key gets
+	// 429; a right key always passes).
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
 }
@@ -215,6 +220,7 @@ type Server struct {
 	policy      authz.Policy
 	headless    *headless     // /mcp, headless sessions and join codes
 	channels    channelCounts // session channels open per SSH connection
+	traces      authTraces    // authentication of connections in their handshake
 	ssh         *ssh.Server
 	http        *http.Server
 	metricsHTTP *http.Server // nil without MetricsAddr
@@ -667,8 +673,13 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ErrTooManySessions is returned by [Server.StartHeadless] when the owner
+// already has Limits.MaxSessionsPerUser live sessions.
+var ErrTooManySessions = errors.New("too many sessions")
+
 // StartHeadless starts a session of the app with no terminal attached, for
 // agents and tests. It ends when end is called or the server shuts down.
+// Over the owner's cap the error wraps [ErrTooManySessions].
 func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end func(), err error) {
 	if s.isDraining() {
 		return nil, nil, errors.New("server: shutting down")
@@ -679,7 +690,7 @@ func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end fu
 	}
 	if !ok {
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-		return nil, nil, fmt.Errorf("server: too many sessions for %q (limit %d)", owner.User, s.opts.Limits.MaxSessionsPerUser)
+		return nil, nil, fmt.Errorf("server: start headless session for %q (limit %d): %w", owner.User, s.opts.Limits.MaxSessionsPerUser, ErrTooManySessions)
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 	return se, func() { s.sessions.End(se.ID) }, nil

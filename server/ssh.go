@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,9 +35,14 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			// never asking for a session) is closed a little after the
 			// idle timeout; sessions end themselves at it, with a message.
 			srv.IdleTimeout = l.IdleTimeout + min(5*time.Second, l.IdleTimeout/4)
-			srv.ConnCallback = s.admit.connCallback
+			srv.ConnCallback = s.connCallback
 			srv.ConnectionFailedCallback = s.connectionFailed
-			// Only session channels: no port forwarding, no agent.
+			srv.ConnectionCloseCallback = func(c net.Conn) { s.traces.close(c.RemoteAddr()) }
+			srv.ServerConfigCallback = func(ctx ssh.Context) *gossh.ServerConfig {
+				return &gossh.ServerConfig{AuthLogCallback: traceOf(ctx).logAttempt}
+			}
+			// Only session channels: no port forwarding, no agent (its
+			// request is refused in envLimited), no X11.
 			srv.ChannelHandlers = map[string]ssh.ChannelHandler{
 				"session": s.limitChannels(ssh.DefaultSessionHandler),
 			}
@@ -47,14 +51,18 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 		wish.WithMiddleware(s.handle),
 	}
 	if s.keys != nil {
-		opts = append(opts, wish.WithPublicKeyAuth(func(_ ssh.Context, key ssh.PublicKey) bool {
+		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
+			traceOf(ctx).offer()
 			return s.keys.allowed(key)
 		}))
 	} else {
 		// Dev: any client, with or without a key. A proven key still
 		// identifies the owner.
 		opts = append(opts,
-			wish.WithPublicKeyAuth(func(ssh.Context, ssh.PublicKey) bool { return true }),
+			wish.WithPublicKeyAuth(func(ctx ssh.Context, _ ssh.PublicKey) bool {
+				traceOf(ctx).offer() // it must still prove the key
+				return true
+			}),
 			wish.WithKeyboardInteractiveAuth(func(ssh.Context, gossh.KeyboardInteractiveChallenge) bool { return true }),
 		)
 	}
@@ -114,9 +122,21 @@ const (
 )
 
 // envLimited refuses a channel's env requests that would take it beyond
-// maxEnvVars or maxEnvBytes accepted in all, and passes every other
-// request on.
+// maxEnvVars or maxEnvBytes accepted in all, refuses agent and X11
+// forwarding, and passes every other request on.
 type envLimited struct{ gossh.NewChannel }
+
+// refusedRequests are session requests the server never grants. charm
+// ssh answers an agent forwarding request with yes (and would forward
+// the agent to a handler that asked for it); the app has no use for the
+// client's agent, and a forwarded agent is the client's keys within the
+// server's reach. X11 is refused by charm ssh already; it is listed so
+// that no library change grants it.
+var refusedRequests = map[string]bool{
+	"auth-agent-req@openssh.com": true,
+	"auth-agent-req":             true,
+	"x11-req":                    true,
+}
 
 func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	ch, reqs, err := c.NewChannel.Accept()
@@ -130,6 +150,10 @@ func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 		defer close(out)
 		n, size := 0, 0
 		for req := range reqs {
+			if refusedRequests[req.Type] {
+				_ = req.Reply(false, nil)
+				continue
+			}
 			if req.Type == "env" {
 				if n+1 > maxEnvVars || size+len(req.Payload) > maxEnvBytes {
 					_ = req.Reply(false, nil)
@@ -143,12 +167,23 @@ func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	return ch, out, nil
 }
 
-// connectionFailed records a connection that never finished its handshake.
+// connCallback admits a connection (see admission.connCallback) and
+// starts tracing its authentication.
+func (s *Server) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
+	nc := s.admit.connCallback(ctx, c)
+	if nc != nil {
+		s.traces.open(ctx, c.RemoteAddr())
+	}
+	return nc
+}
+
+// connectionFailed records a connection that never finished its
+// handshake. A failed login (see authTrace.failedLogin: a bad signature
+// is one, a key query is not) spends its address's failed-login budget.
 func (s *Server) connectionFailed(c net.Conn, err error) {
 	outcome := metrics.OutcomeError
 	msg := err.Error()
-	if strings.Contains(msg, "no auth passed yet") || strings.Contains(msg, "permission denied") ||
-		strings.Contains(msg, "unable to authenticate") {
+	if s.traces.get(c.RemoteAddr()).failedLogin(err) {
 		outcome = metrics.OutcomeAuthFailed
 		s.metrics.AuthFailures.Inc()
 		s.admit.authFailed(hostOf(c.RemoteAddr()))
@@ -257,7 +292,7 @@ func (s *Server) login(c *conn) {
 	}
 	if !ok {
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-		c.end.set(metrics.OutcomeRejected, fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, s.opts.Limits.MaxSessionsPerUser))
+		c.end.set(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser))
 		return
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
@@ -268,6 +303,15 @@ func (s *Server) login(c *conn) {
 		return
 	}
 	s.runTerminal(c, ls, tui.RoleOwner)
+}
+
+// tooManySessions is what a login over the per-owner cap is told. The
+// cap counts the proven key, under every user name it logged in with.
+func tooManySessions(owner session.Owner, limit int) string {
+	if owner.KeyFingerprint != "" {
+		return fmt.Sprintf("too many sessions for your key %s (limit %d, under any user name, detached ones included); close one and try again", owner.KeyFingerprint, limit)
+	}
+	return fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, limit)
 }
 
 // runTerminal attaches the connection to ls as a terminal with role and
@@ -399,24 +443,27 @@ func (s *Server) newConn(sess ssh.Session) *conn {
 	return c
 }
 
-// ownerKey is the connecting client's identity as a session owner.
+// ownerKey is the connecting client's identity as a session owner
+// (session.Owner.Key): its proven key, whatever user name it gave.
 func (c *conn) ownerKey() string {
 	return session.Owner{User: c.user, KeyFingerprint: c.fp}.Key()
 }
 
-// isOwnerOf reports whether the client is se's owner: the same user and
-// the same proven key. A client without a key never is.
+// isOwnerOf reports whether the client is se's owner: it proved the key
+// that started se. The user name does not matter: the client chooses it
+// freely, and a key's sessions all count against that key's cap, so all
+// of them are its to resume. A client without a key never is an owner.
 func (c *conn) isOwnerOf(se *session.Session) bool {
 	return c.fp != "" && se.Owner.KeyFingerprint != "" && se.Owner.Key() == c.ownerKey()
 }
 
 // limitKey identifies the client for the join rate limit: its key, or
-// its user and address without one.
+// its address without one (never the user name, which it varies freely).
 func (c *conn) limitKey() string {
 	if c.fp != "" {
 		return "key\x00" + c.fp
 	}
-	return "user\x00" + c.user + "\x00" + hostOf(c.sess.RemoteAddr())
+	return "addr\x00" + hostOf(c.sess.RemoteAddr())
 }
 
 func (c *conn) attached(se *session.Session, role tui.Role) {

@@ -27,8 +27,21 @@ type Owner struct {
 	RemoteAddr string
 }
 
-// Key identifies an owner for per-user limits: the user name and key.
-func (o Owner) Key() string { return o.User + "\x00" + o.KeyFingerprint }
+// Key identifies an owner for per-owner caps and ownership: what the
+// client proved, never what it may vary freely. With a key that is the
+// key's fingerprint alone: one key logging in under many user names is
+// one owner. Without a key (a dev server's keyboard-interactive login, or
+// an owner made by a program) the user name is all there is, so it is
+// the key; such a client can just as well present a fresh key on every
+// login there (a dev server without authorized keys takes any key), so
+// no identity binds it and its bound is the per-address connection cap.
+// The two kinds of key never collide.
+func (o Owner) Key() string {
+	if o.KeyFingerprint != "" {
+		return "key\x00" + o.KeyFingerprint
+	}
+	return "user\x00" + o.User
+}
 
 // Attachment kinds.
 const (
@@ -188,7 +201,9 @@ func NewManager(opts *Options) *Manager {
 
 // Start creates a session of app for owner around model and registers it.
 // maxPerOwner > 0 refuses a session beyond that many live ones of the same
-// owner; ok is then false and no session is created.
+// owner ([Owner.Key]: one key under any user name is one owner); ok is
+// then false and no session is created. Every session counts until it
+// ends, one waiting for its owner to resume it included.
 func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int) (s *Session, ok bool, err error) {
 	id, err := randomString(18)
 	if err != nil {

@@ -101,9 +101,27 @@ func TestPerOwnerCap(t *testing.T) {
 	if !ok1 || !ok2 || ok3 {
 		t.Fatalf("cap of 2 gave %v %v %v", ok1, ok2, ok3)
 	}
-	// The same user with another key is another owner.
+	// The same key under another user name is the same owner: the name
+	// is the client's to choose, the key is what it proved.
+	for _, user := range []string{"bob", "", "alice\x00SHA256:a", "key"} {
+		if _, ok, _ := m.Start("t", Owner{User: user, KeyFingerprint: "SHA256:a"}, app{}, 2); ok {
+			t.Fatalf("the same key as user %q was given a session beyond the cap", user)
+		}
+	}
+	// Another key is another owner, whatever the user name.
 	if _, ok, _ := m.Start("t", Owner{User: "alice", KeyFingerprint: "SHA256:b"}, app{}, 2); !ok {
 		t.Fatal("another key of the same user was refused")
+	}
+	// Without a key the user name is the owner, and never the same as a
+	// key's owner.
+	nokey := Owner{User: "SHA256:a"}
+	for i := range 2 {
+		if _, ok, _ := m.Start("t", nokey, app{}, 2); !ok {
+			t.Fatalf("keyless session %d refused", i)
+		}
+	}
+	if _, ok, _ := m.Start("t", nokey, app{}, 2); ok {
+		t.Fatal("a keyless user got a session beyond the cap")
 	}
 	m.End(s1.ID)
 	if _, ok, _ := m.Start("t", alice, app{}, 2); !ok {

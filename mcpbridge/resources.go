@@ -12,6 +12,7 @@ import (
 	"github.com/wI2L/jsondiff"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -54,7 +55,7 @@ func (r *resources) register() {
 	}
 	add(URITree, "tree", "The component tree of the current view as JSON, with each widget's state.", "application/json")
 	add(URIScreen, "screen", "The screen text as the human's terminal shows it now.", "text/plain")
-	add(URIContext, "context", "The session context: who is attached, what agents may do now, the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
+	add(URIContext, "context", "The session context: who is attached, what agents may do now, prompts waiting for the human (approvals, join requests), the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
 	add(URIActivity, "activity", "The session's activity log: the last few hundred actions of humans and agents, with time, origin, widget, action and outcome.", "application/json")
 	names := make([]string, 0, len(r.c.b.opts.Projections))
 	for n := range r.c.b.opts.Projections {
@@ -310,7 +311,19 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 		model[name] = safeProject(f, snap.Model)
 	}
 	att := c.sess.Attention()
+	// The seed's "pending notifications": prompts waiting for the human.
+	pending := map[string]any{"approvals": []any{}, "joins": []any{}}
+	for _, p := range c.sess.Pending() {
+		since := p.Since.UTC().Format("2006-01-02T15:04:05Z07:00")
+		switch p.Kind {
+		case session.PendingApproval:
+			pending["approvals"] = append(pending["approvals"].([]any), map[string]any{"id": p.ID, "tool": p.Tool, "agent": p.Agent, "since": since})
+		case session.PendingJoin:
+			pending["joins"] = append(pending["joins"].([]any), map[string]any{"id": p.ID, "user": p.User, "since": since})
+		}
+	}
 	return map[string]any{
+		"pending":   pending,
 		"session":   map[string]any{"id": c.sess.ID, "app": c.sess.App, "created": c.sess.Created.UTC().Format("2006-01-02T15:04:05Z07:00"), "version": snap.Version},
 		"attached":  attached,
 		"attention": map[string]any{"focus": att.Focus, "hover": att.Hover},

@@ -39,6 +39,7 @@ type shared struct {
 	approvals     ApprovalSink
 	joins         JoinSink
 
+	pending     []Pending // prompts waiting for the human, oldest first
 	activity    []Action
 	activitySeq uint64
 	control     Control
@@ -255,6 +256,7 @@ func (s *Session) RequestApproval(ctx context.Context, req ApprovalRequest) (App
 	if f == nil {
 		return Refused, ErrNoTerminal
 	}
+	defer s.addPending(Pending{Kind: PendingApproval, ID: req.ID, Tool: req.Tool, Agent: req.Agent})()
 	return f(ctx, req)
 }
 
@@ -300,5 +302,58 @@ func (s *Session) RequestJoin(ctx context.Context, req JoinRequest) (JoinAnswer,
 	if f == nil {
 		return JoinRefused, ErrNoTerminal
 	}
+	defer s.addPending(Pending{Kind: PendingJoin, ID: req.ID, User: req.User})()
 	return f(ctx, req)
+}
+
+// Kinds of pending prompts.
+const (
+	PendingApproval = "approval" // an agent's call waits for the human's approval
+	PendingJoin     = "join"     // someone asks to join the session
+)
+
+// Pending is a prompt put to the human and not answered yet.
+type Pending struct {
+	Kind string `json:"kind"` // PendingApproval or PendingJoin
+	ID   string `json:"id"`
+	// Tool and Agent are the tool an agent asked to run and the agent's
+	// client name (approvals).
+	Tool  string `json:"tool,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// User is the SSH user name of who asks to join (joins).
+	User  string    `json:"user,omitempty"`
+	Since time.Time `json:"since"`
+}
+
+// maxPending bounds the prompts listed as pending (the terminal queues at
+// most 16 per kind; more are refused at once).
+const maxPending = 64
+
+// addPending lists p as pending until the returned func is called, and
+// signals watchers both times.
+func (s *Session) addPending(p Pending) func() {
+	p.Since = s.now()
+	s.mu.Lock()
+	listed := len(s.shared.pending) < maxPending
+	if listed {
+		s.shared.pending = append(s.shared.pending, p)
+	}
+	s.mu.Unlock()
+	if !listed {
+		return func() {}
+	}
+	s.signal()
+	return func() {
+		s.mu.Lock()
+		s.shared.pending = slices.DeleteFunc(s.shared.pending, func(q Pending) bool { return q.Kind == p.Kind && q.ID == p.ID })
+		s.mu.Unlock()
+		s.signal()
+	}
+}
+
+// Pending returns the prompts waiting for the human, oldest first.
+func (s *Session) Pending() []Pending {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.shared.pending)
 }

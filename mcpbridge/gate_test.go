@@ -83,6 +83,10 @@ func TestNoResourceContentByAnyMethodWithoutTheReadPolicy(t *testing.T) {
 				t.Errorf("sse=%v subscribe %s: %v, want -32090", sse, uri, err)
 			}
 		}
+		// raxol_screenshot is the screen resource by another name.
+		if out, isErr := call(t, cs, mcpbridge.ToolScreenshot, nil); !isErr || out["error"] != "authorization_required" {
+			t.Errorf("sse=%v: raxol_screenshot without read rights: %v", sse, out)
+		}
 		n.mu.Lock()
 		got := len(n.updates)
 		n.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -68,7 +69,12 @@ func (c *conn) screen() string {
 	return ansi.Strip(f.Content)
 }
 
-func (c *conn) screenshot(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// screenshot returns the screen resource's content: the tool policy lets
+// an agent call it, and the read policy must let it read the screen.
+func (c *conn) screenshot(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if err := c.gate.MayRead(URIScreen, c.clientContext(req)); err != nil {
+		return DenialResult(ToolScreenshot, authz.Deny("the read policy does not allow reading "+URIScreen)), nil
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.screen()}}}, nil
 }
 

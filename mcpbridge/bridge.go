@@ -243,6 +243,11 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 		defer dw.clear()
 		r, release := c.tagRequest(r, sse)
 		defer release()
+		if !sse && r.Method == http.MethodDelete {
+			// The client ends its session; the SDK's Close waits for its
+			// in-flight calls, so the ones waiting for the human give up.
+			c.closingByID(r.Header.Get("Mcp-Session-Id"))
+		}
 		if sse {
 			c.sse.ServeHTTP(dw, r)
 		} else {

@@ -24,7 +24,9 @@ type client struct {
 	// Fixed at creation.
 	actx    authz.Context // what policies see of it
 	ended   chan struct{} // closed when its session has closed
+	closing chan struct{} // closed when the server starts closing it
 	limiter *rate.Limiter // its tool calls
+	once    sync.Once     // closes closing
 	// grants are the tools the human allowed for this client for the
 	// rest of its session ("allow for the session"); never for another
 	// client, and revoked when the token is rotated.
@@ -42,6 +44,7 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 	cl := &client{
 		actx:    newContext(ss, req),
 		ended:   make(chan struct{}),
+		closing: make(chan struct{}),
 		limiter: rate.NewLimiter(rate.Limit(c.b.opts.ToolCallsPerSecond), c.b.opts.ToolCallBurst),
 	}
 	if _, seen := c.clients.LoadOrStore(ss, cl); seen {
@@ -63,6 +66,34 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 		defer c.wg.Done()
 		c.keepAlive(ss, cl.ended)
 	}()
+}
+
+// markClosing tells the client's waiting calls that its session is being
+// closed: the SDK's Close waits for in-flight handlers, so a call waiting
+// for the human must give up first.
+func (cl *client) markClosing() { cl.once.Do(func() { close(cl.closing) }) }
+
+// closeClient closes a client session, withdrawing what it waits for.
+func (c *conn) closeClient(ss *mcp.ServerSession) {
+	if v, ok := c.clients.Load(ss); ok {
+		v.(*client).markClosing()
+	}
+	_ = ss.Close()
+}
+
+// closingByID marks the Streamable client with session id closing (its
+// DELETE is being served).
+func (c *conn) closingByID(id string) {
+	if id == "" {
+		return
+	}
+	c.clients.Range(func(k, v any) bool {
+		if k.(*mcp.ServerSession).ID() == id {
+			v.(*client).markClosing()
+			return false
+		}
+		return true
+	})
 }
 
 // client returns the attached client a request came from, or nil.
@@ -174,8 +205,9 @@ func (c *conn) tagRequest(r *http.Request, sse bool) (*http.Request, func()) {
 
 // lifelines are what a call lives on besides its own context: the HTTP
 // request it came in on (Streamable) or its client's stream (SSE), and
-// its client's session. When one ends, nobody is waiting for the answer.
-func (c *conn) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.Context, ended <-chan struct{}) {
+// its client's session (closed, or being closed). When one ends, nobody
+// is waiting for the answer.
+func (c *conn) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.Context, ended, closing <-chan struct{}) {
 	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 		if v, ok := c.requests.Load(ex.Header.Get(requestHeader)); ok {
 			reqCtx = v.(context.Context)
@@ -185,18 +217,18 @@ func (c *conn) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.C
 		reqCtx, _ = ctx.Value(sseStreamKey{}).(context.Context)
 	}
 	if cl := c.client(req); cl != nil {
-		ended = cl.ended
+		ended, closing = cl.ended, cl.closing
 	}
-	return reqCtx, ended
+	return reqCtx, ended, closing
 }
 
 // withdrawOnGone returns a context that ends when ctx does or, with
 // [errWithdrawn] as its cause, when the call's HTTP request, stream or
-// client session goes away. stop releases it.
+// client session goes away, or the session's MCP server closes. stop releases it.
 func (c *conn) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Context, func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
-	reqCtx, ended := c.lifelines(ctx, req)
-	stops := []func() bool{}
+	reqCtx, ended, closing := c.lifelines(ctx, req)
+	stops := []func() bool{context.AfterFunc(c.ctx, func() { cancel(errWithdrawn) })}
 	if reqCtx != nil {
 		stops = append(stops, context.AfterFunc(reqCtx, func() { cancel(errWithdrawn) }))
 	}
@@ -207,6 +239,8 @@ func (c *conn) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Con
 			defer wg.Done()
 			select {
 			case <-ended:
+				cancel(errWithdrawn)
+			case <-closing:
 				cancel(errWithdrawn)
 			case <-wctx.Done():
 			}
@@ -245,7 +279,7 @@ func (c *conn) keepAlive(ss *mcp.ServerSession, ended <-chan struct{}) {
 			continue
 		}
 		if failures++; failures >= 2 {
-			_ = ss.Close()
+			c.closeClient(ss)
 			return
 		}
 	}

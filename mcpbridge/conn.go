@@ -244,7 +244,7 @@ func (c *conn) sync() {
 func (c *conn) disconnectHTTP() {
 	for ss := range c.server.Sessions() {
 		if _, declared := declaredContext(ss.ID()); !declared {
-			_ = ss.Close()
+			c.closeClient(ss)
 		}
 	}
 }
@@ -340,7 +340,7 @@ func clientName(ss *mcp.ServerSession) string {
 func (c *conn) close() {
 	c.cancel()
 	for ss := range c.server.Sessions() {
-		_ = ss.Close()
+		c.closeClient(ss)
 	}
 	c.wg.Wait()
 }

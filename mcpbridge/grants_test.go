@@ -147,6 +147,39 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	cancelCall() // the Go client sends notifications/cancelled
 	waitWithdrawn("cancelled", ch)
 
+	// Streamable: the client ends its session (DELETE) mid-prompt; the
+	// SDK's Close waits for in-flight calls, so the prompt must give up
+	// first or the DELETE hangs for the whole approval timeout.
+	dc, _ := e.connect(false)
+	ch = expect("app.name.clear")
+	go func() { _, _ = dc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.name.clear", Arguments: map[string]any{}}) }()
+	waitFor(t, func() bool { return asked.Load() == 3 })
+	del, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/sessions/"+e.session.ID+"/mcp", nil)
+	del.Header.Set("Authorization", "Bearer "+e.session.Token())
+	del.Header.Set("Mcp-Session-Id", dc.ID())
+	del.Header.Set("Mcp-Protocol-Version", dc.InitializeResult().ProtocolVersion)
+	start := time.Now()
+	if resp, err := http.DefaultClient.Do(del); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	waitWithdrawn("DELETE", ch)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("DELETE took %s", d)
+	}
+
+	// Token rotation mid-prompt: the clients that used the token are
+	// closed, and their prompts withdrawn.
+	rc, _ := e.connect(false)
+	ch = expect("app.open.click")
+	go func() { _, _ = rc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.open.click", Arguments: map[string]any{}}) }()
+	waitFor(t, func() bool { return asked.Load() == 4 })
+	if _, err := e.session.RotateToken(); err != nil {
+		t.Fatal(err)
+	}
+	waitWithdrawn("token rotated", ch)
+
 	// SSE: the client's stream ends mid-prompt (its process died: the
 	// SSE client's stream lives as long as its Connect context).
 	sctx, kill := context.WithCancel(context.Background())
@@ -161,11 +194,11 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	go func() {
 		_, _ = sc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.agree.toggle", Arguments: map[string]any{}})
 	}()
-	waitFor(t, func() bool { return asked.Load() == 3 })
+	waitFor(t, func() bool { return asked.Load() == 5 })
 	kill()
 	waitWithdrawn("SSE stream ended", ch)
 	time.Sleep(100 * time.Millisecond)
-	if model(e.session).Agree || model(e.session).Presses != 0 {
+	if m := model(e.session); m.Agree || m.Presses != 0 || m.Open {
 		t.Fatalf("a withdrawn call ran: %+v", model(e.session))
 	}
 }

@@ -152,7 +152,9 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	// first or the DELETE hangs for the whole approval timeout.
 	dc, _ := e.connect(false)
 	ch = expect("app.name.clear")
-	go func() { _, _ = dc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.name.clear", Arguments: map[string]any{}}) }()
+	go func() {
+		_, _ = dc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.name.clear", Arguments: map[string]any{}})
+	}()
 	waitFor(t, func() bool { return asked.Load() == 3 })
 	del, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/sessions/"+e.session.ID+"/mcp", nil)
 	del.Header.Set("Authorization", "Bearer "+e.session.Token())
@@ -173,7 +175,9 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	// closed, and their prompts withdrawn.
 	rc, _ := e.connect(false)
 	ch = expect("app.open.click")
-	go func() { _, _ = rc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.open.click", Arguments: map[string]any{}}) }()
+	go func() {
+		_, _ = rc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.open.click", Arguments: map[string]any{}})
+	}()
 	waitFor(t, func() bool { return asked.Load() == 4 })
 	if _, err := e.session.RotateToken(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -326,12 +327,16 @@ func clientName(ss *mcp.ServerSession) string {
 		return "agent"
 	}
 	p := ss.InitializeParams()
-	if p == nil || p.ClientInfo == nil || strings.TrimSpace(p.ClientInfo.Name) == "" {
+	if p == nil || p.ClientInfo == nil {
 		return "agent"
 	}
-	name := ui.Truncate(Clean(p.ClientInfo.Name), 64)
-	if v := Clean(p.ClientInfo.Version); v != "" {
-		name += " " + ui.Truncate(v, 32)
+	// Whole escape sequences go, not only their ESC: the name is drawn.
+	name := strings.TrimSpace(safetext.Clean(p.ClientInfo.Name, 64))
+	if name == "" {
+		return "agent"
+	}
+	if v := safetext.Clean(p.ClientInfo.Version, 32); v != "" {
+		name += " " + v
 	}
 	return name
 }

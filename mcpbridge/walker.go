@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
-	"unicode"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -165,29 +165,15 @@ func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.To
 }
 
 // Clean strips control, format, separator (other than the plain space),
-// private-use and invisible filler characters from s.
+// private-use, default-ignorable and invisible filler characters from s:
+// every rune that safetext.Classify does not keep.
 func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		switch {
-		case r == ' ':
-			return r
-		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs, unicode.Zs, unicode.Zl, unicode.Zp):
-			return -1
-		case isFiller(r):
+		if safetext.Classify(r) != safetext.Keep {
 			return -1
 		}
 		return r
 	}, s)
-}
-
-// isFiller reports invisible filler characters that are not in the
-// categories above (Hangul fillers, braille blank, and the like).
-func isFiller(r rune) bool {
-	switch r {
-	case 0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x180E, 0x17B4, 0x17B5:
-		return true
-	}
-	return unicode.Is(unicode.Variation_Selector, r) || (r >= 0xE0000 && r <= 0xE007F)
 }
 
 // cleanSchema copies a schema, cleaning every string and every key.

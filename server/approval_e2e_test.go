@@ -63,6 +63,7 @@ func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 	res := confirm()
 	human.WaitFor(t, "e2e-agent 0.1 wants to run demo.confirm_restart.confirm", waitLong)
 	human.WaitFor(t, "Restart the selected service?", waitLong) // the policy's prompt
+	human.WaitFor(t, armedPrompt("wants to run"), waitLong)
 	human.Type("d")
 	if m := wait(res); m["error"] != "authorization_required" || !strings.Contains(m["detail"].(string), "refused") {
 		t.Fatalf("denied: %v", m)
@@ -85,7 +86,7 @@ func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 
 	// Allowed for the session: it runs, and the next one is not asked.
 	res = confirm()
-	human.WaitFor(t, "wants to run demo.confirm_restart.confirm", waitLong)
+	human.WaitFor(t, armedPrompt("wants to run demo.confirm_restart.confirm"), waitLong)
 	human.Type("s")
 	if m := wait(res); m["error"] != nil {
 		t.Fatalf("approved: %v", m)

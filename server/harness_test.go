@@ -25,6 +25,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/tui"
 )
 
 // Timeouts for polling. Generous: under -race on two cores everything is
@@ -143,6 +144,7 @@ type clientOpts struct {
 	proxy   bool         // dial through a proxy that can stall the output
 	command string       // run this command (exec, as `ssh -t host cmd`) instead of a shell
 	hostKey gossh.HostKeyCallback
+	keepRaw bool // keep every byte of stdout (Raw)
 }
 
 // client is one SSH connection with one session running the shell, its
@@ -155,8 +157,10 @@ type client struct {
 	w, h   int
 	noRead bool
 
-	mu sync.Mutex // protects em
-	em *vt.Emulator
+	mu      sync.Mutex // protects em and raw
+	em      *vt.Emulator
+	raw     []byte // stdout as received, with clientOpts.keepRaw
+	keepRaw bool
 
 	errMu  sync.Mutex
 	stderr bytes.Buffer
@@ -246,6 +250,7 @@ func connectOn(t testing.TB, conn *gossh.Client, o clientOpts) *client {
 		w:          o.w,
 		h:          o.h,
 		noRead:     o.noRead,
+		keepRaw:    o.keepRaw,
 		em:         vt.NewEmulator(o.w, o.h),
 		stderrDone: make(chan struct{}),
 		stdoutDone: make(chan struct{}),
@@ -299,6 +304,9 @@ func connectOn(t testing.TB, conn *gossh.Client, o clientOpts) *client {
 				n, err := stdout.Read(buf)
 				if n > 0 {
 					c.mu.Lock()
+					if c.keepRaw {
+						c.raw = append(c.raw, buf[:n]...)
+					}
 					_, _ = c.em.Write(buf[:n])
 					c.mu.Unlock()
 				}
@@ -374,6 +382,13 @@ func (c *client) Screen() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.em.String()
+}
+
+// Raw returns every byte of stdout so far (clientOpts.keepRaw).
+func (c *client) Raw() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.raw...)
 }
 
 // Lines returns the screen's rows, padded to the terminal's height.
@@ -503,6 +518,12 @@ func waitDemo(t testing.TB, c *client) string {
 		return strings.Contains(s, "Overview") && strings.Contains(s, "Services (") && sessionIDRe.MatchString(s)
 	}, waitLong)
 	return sessionIDOnScreen(t, c)
+}
+
+// armedPrompt is a WaitFor predicate: a prompt showing text is on the
+// screen and takes answer keys (its arming delay is over).
+func armedPrompt(text string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, text) && !strings.Contains(s, tui.ArmingNote) }
 }
 
 // eventually polls cond until it holds or fails the test with msg.

@@ -56,7 +56,7 @@ const joinPrompt = "Someone asks to join your session"
 func askJoin(t testing.TB, srv *testServer, owner *client, user, id string, w, h int) *client {
 	t.Helper()
 	c := joinAs(t, srv, user, newKey(t), id, w, h)
-	owner.WaitFor(t, func(s string) bool { return strings.Contains(s, joinPrompt) && strings.Contains(s, user) }, waitLong)
+	owner.WaitFor(t, func(s string) bool { return armedPrompt(joinPrompt)(s) && strings.Contains(s, user) }, waitLong)
 	return c
 }
 

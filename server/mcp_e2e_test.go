@@ -223,7 +223,7 @@ func TestAgentKeysGoThroughTheTerminal(t *testing.T) {
 	ag := attachAgent(t, srv, se, false)
 	done := make(chan map[string]any, 1)
 	go func() { done <- ag.call("raxol_send_key", map[string]any{"keys": []any{"tab", "h", "i"}}) }()
-	human.WaitFor(t, "e2e-agent 0.1 wants to run raxol_send_key", waitLong)
+	human.WaitFor(t, armedPrompt("e2e-agent 0.1 wants to run raxol_send_key"), waitLong)
 	human.Type("a") // allow once
 	var out map[string]any
 	select {
@@ -248,7 +248,7 @@ func TestAgentKeysGoThroughTheTerminal(t *testing.T) {
 		res, err := ag.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "raxol_send_key", Arguments: map[string]any{"keys": []any{"ctrl+c"}}})
 		got <- result{res, err}
 	}()
-	human.WaitFor(t, "wants to run raxol_send_key", waitLong)
+	human.WaitFor(t, armedPrompt("wants to run raxol_send_key"), waitLong)
 	human.Type("a")
 	r := <-got
 	if r.err != nil || !r.res.IsError || !strings.Contains(r.res.Content[0].(*mcp.TextContent).Text, "reserved to the human") {

@@ -196,6 +196,11 @@ type Options struct {
 	// JoinTimeout is how long a join request waits for the owner's answer
 	// before it is refused; default 60s.
 	JoinTimeout time.Duration
+	// PromptArming is how long an approval or join prompt ignores answer
+	// keys after it comes on top, so that keys typed before the human saw
+	// it do not answer it; 0 means tui.DefaultPromptArming (0.7s),
+	// negative none.
+	PromptArming time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Metrics defaults to a fresh metrics.New().

@@ -346,6 +346,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		Height:       h,
 		Primary:      t.startPrimary,
 		Role:         role,
+		PromptArming: s.opts.PromptArming,
 	})
 	defer model.Close() // restore the terminal before any last words
 	tm := &termModel{inner: model, se: se}

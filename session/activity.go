@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 )
 
 // Action is one entry of a session's activity log: something a human or
@@ -46,8 +47,16 @@ const MaxActivity = 300
 // Record appends an action to the activity log (the oldest fall off) and
 // signals watchers. The same action by the same origin on the same widget
 // repeated within a few seconds (typing, one key at a time) is counted on
-// the previous entry instead.
+// the previous entry instead. Its text fields are cleaned
+// (safetext.Clean) and bounded: an agent's name and the tool it named
+// reach the log as they came.
 func (s *Session) Record(a Action) {
+	a.Origin = safetext.Clean(a.Origin, maxField)
+	a.Widget = safetext.Clean(a.Widget, maxField)
+	a.Label = safetext.Clean(a.Label, maxField)
+	a.Action = safetext.Clean(a.Action, maxField)
+	a.Summary = safetext.Clean(a.Summary, maxSummary)
+	a.Outcome = safetext.Clean(a.Outcome, maxField)
 	if a.At.IsZero() {
 		a.At = s.now()
 	}

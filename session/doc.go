@@ -9,4 +9,8 @@
 // random bits), its owner, its times, who is attached, and the
 // [dispatcher.Dispatcher] that owns its model. Ending a session closes its
 // dispatcher and runs the session's end hooks.
+//
+// Text from outside (attachment names, activity entries, approval and join
+// requests, the agent named with keys) is cleaned with safetext.Clean and
+// bounded where it enters, so what flows out is safe to draw.
 package session

@@ -13,12 +13,29 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Bounds, in runes, on the text from outside a session that it keeps.
+// Whatever enters a session from the network (an SSH user name, an
+// agent's client name or tool name, what an approval prompt shows) is
+// cleaned with safetext.Clean at the entry points below (Attach, Record,
+// RequestApproval, RequestJoin, SendKeys), so that terminals and the MCP
+// resources only ever read text safe to draw.
+const (
+	maxName    = 96   // a user or client name ("name version")
+	maxField   = 128  // a tool name, widget id or label, an origin, an address
+	maxSummary = 256  // an activity entry in words
+	maxPrompt  = 512  // what a policy asks
+	maxArgs    = 1024 // arguments as shown to the human
 )
 
 // Owner is who started a session.
 type Owner struct {
-	// User is the SSH user name the client gave.
+	// User is the SSH user name the client gave, as given: with the key
+	// it is the owner's identity (Key), so it is not cleaned, and it is
+	// never drawn (terminals show the cleaned name given to Attach).
 	User string
 	// KeyFingerprint is the SHA256 fingerprint of the public key the
 	// client proved, or "" when it authenticated otherwise.
@@ -104,8 +121,10 @@ func (s *Session) Touch() { s.lastInput.Store(s.now().UnixNano()) }
 func (s *Session) LastInput() time.Time { return time.Unix(0, s.lastInput.Load()) }
 
 // Attach records a terminal or agent joining the session and returns a
-// function that detaches it (safe to call more than once).
+// function that detaches it (safe to call more than once). The name is
+// cleaned (safetext.Clean) and bounded.
 func (s *Session) Attach(kind, name string) (id string, detach func()) {
+	name = safetext.Clean(name, maxName)
 	s.mu.Lock()
 	s.nextAtt++
 	id = fmt.Sprintf("%s-%d", kind, s.nextAtt)

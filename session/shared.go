@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 )
 
 // Attention is where the human's attention is in a terminal: the focused
@@ -122,8 +124,10 @@ func (s *Session) SetKeySink(k KeySink) {
 	s.mu.Unlock()
 }
 
-// SendKeys delivers key presses into the owner's terminal as if typed.
+// SendKeys delivers key presses into the owner's terminal as if typed;
+// the agent's name is cleaned (safetext.Clean) and bounded.
 func (s *Session) SendKeys(agent string, keys []string) error {
+	agent = safetext.Clean(agent, maxName)
 	s.mu.Lock()
 	k := s.shared.keys
 	s.mu.Unlock()
@@ -248,8 +252,14 @@ func (s *Session) CanApprove() bool {
 }
 
 // RequestApproval asks the human. Without a terminal to ask it returns
-// Refused and ErrNoTerminal.
+// Refused and ErrNoTerminal. What the prompt shows is cleaned
+// (safetext.Clean) and bounded first: the agent chose all of it.
 func (s *Session) RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	req.Agent = safetext.Clean(req.Agent, maxName)
+	req.Tool = safetext.Clean(req.Tool, maxField)
+	req.Widget = safetext.Clean(req.Widget, maxField)
+	req.Args = safetext.Clean(req.Args, maxArgs)
+	req.Prompt = safetext.Clean(req.Prompt, maxPrompt)
 	s.mu.Lock()
 	f := s.shared.approvals
 	s.mu.Unlock()
@@ -294,8 +304,12 @@ func (s *Session) SetJoinSink(f JoinSink) {
 }
 
 // RequestJoin asks the owner. Without an owner terminal it returns
-// JoinRefused and ErrNoTerminal.
+// JoinRefused and ErrNoTerminal. What the prompt shows is cleaned
+// (safetext.Clean) and bounded first: the stranger chose their user name.
 func (s *Session) RequestJoin(ctx context.Context, req JoinRequest) (JoinAnswer, error) {
+	req.User = safetext.Clean(req.User, maxName)
+	req.KeyFingerprint = safetext.Clean(req.KeyFingerprint, maxField)
+	req.RemoteAddr = safetext.Clean(req.RemoteAddr, maxField)
 	s.mu.Lock()
 	f := s.shared.joins
 	s.mu.Unlock()

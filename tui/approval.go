@@ -39,6 +39,7 @@ type JoinMsg struct {
 // pendingApproval is one prompt waiting for the human: an agent's call to
 // approve, or (join != nil) someone asking to join.
 type pendingApproval struct {
+	seq       uint64 // numbers prompts in order of arrival (Model.promptSeq)
 	req       session.ApprovalRequest
 	reply     chan<- session.Approval
 	join      *session.JoinRequest
@@ -77,6 +78,9 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) bool {
 	if k.String() == "ctrl+c" {
 		return false // leaving refuses everything (Close)
 	}
+	if !m.armed() {
+		return true // typed before the human could see the prompt: swallowed
+	}
 	if m.approvals[0].join != nil {
 		switch k.String() {
 		case "o":
@@ -105,7 +109,8 @@ func (m *Model) addJoin(msg JoinMsg) {
 		return
 	}
 	req := msg.Req
-	m.approvals = append(m.approvals, pendingApproval{join: &req, joinReply: msg.Reply})
+	m.promptSeq++
+	m.approvals = append(m.approvals, pendingApproval{seq: m.promptSeq, join: &req, joinReply: msg.Reply})
 }
 
 func (m *Model) answerJoin(a session.JoinAnswer) {
@@ -119,7 +124,8 @@ func (m *Model) addApproval(msg ApprovalMsg) {
 		msg.Reply <- session.Refused
 		return
 	}
-	m.approvals = append(m.approvals, pendingApproval{req: msg.Req, reply: msg.Reply})
+	m.promptSeq++
+	m.approvals = append(m.approvals, pendingApproval{seq: m.promptSeq, req: msg.Req, reply: msg.Reply})
 }
 
 func (m *Model) answer(a session.Approval) {
@@ -147,6 +153,58 @@ func (m *Model) refuseAll() {
 	m.approvals = nil
 }
 
+// armedMsg redraws a prompt whose answer keys have become active.
+type armedMsg struct{}
+
+// arm starts the arming delay of the prompt on top when it is new there
+// (it arrived, or the one before it was answered or withdrawn).
+func (m *Model) arm() {
+	if len(m.approvals) == 0 {
+		m.armedSeq = 0
+		return
+	}
+	if top := m.approvals[0].seq; top != m.armedSeq {
+		m.armedSeq = top
+		m.armedAt = m.opts.Now().Add(max(m.opts.PromptArming, 0))
+	}
+}
+
+// armed reports whether the prompt on top takes answer keys now.
+func (m *Model) armed() bool {
+	m.arm()
+	return !m.opts.Now().Before(m.armedAt)
+}
+
+// tickArming schedules a redraw for when the prompt on top is armed, so
+// that its key hints light up; one at a time.
+func (m *Model) tickArming() tea.Cmd {
+	if m.armTicking || len(m.approvals) == 0 {
+		return nil
+	}
+	wait := m.armedAt.Sub(m.opts.Now())
+	if wait <= 0 {
+		return nil
+	}
+	m.armTicking = true
+	return tea.Tick(wait, func(time.Time) tea.Msg { return armedMsg{} })
+}
+
+// ArmingNote is the line a prompt shows while it ignores answer keys.
+const ArmingNote = "answer keys active in "
+
+// keyHints renders a prompt's key hints: muted, with a note of when they
+// become active, while the prompt is arming.
+func (m *Model) keyHints(hints string, inner int) []string {
+	th := m.opts.Theme
+	left := m.armedAt.Sub(m.opts.Now())
+	if left <= 0 {
+		return []string{th.Focused.Render(ui.Truncate(hints, inner))}
+	}
+	tenths := int((left + 100*time.Millisecond - 1) / (100 * time.Millisecond))
+	note := ArmingNote + strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10) + "s"
+	return []string{th.Muted.Render(ui.Truncate(hints, inner)), th.Muted.Render(ui.Truncate(note, inner))}
+}
+
 // approvalBox renders the prompt on top, at most width cells wide.
 func (m *Model) approvalBox(width int) []string {
 	if len(m.approvals) == 0 {
@@ -162,8 +220,8 @@ func (m *Model) approvalBox(width int) []string {
 		lines := []string{
 			th.Title.Render("Someone asks to join your session"),
 			ui.Truncate(who+" from "+j.RemoteAddr, inner),
-			th.Focused.Render(ui.Truncate("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)),
 		}
+		lines = append(lines, m.keyHints("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)...)
 		if d := m.approvals[0].deadline(); !d.IsZero() {
 			lines = append(lines, th.Muted.Render(ui.Truncate("refused in "+secondsLeft(d)+" without an answer", inner)))
 		}
@@ -185,7 +243,7 @@ func (m *Model) approvalBox(width int) []string {
 	if r.Args != "" && r.Args != "{}" {
 		lines = append(lines, ui.Truncate("arguments: "+r.Args, inner))
 	}
-	lines = append(lines, th.Focused.Render(ui.Truncate("[a] allow once   [s] allow for this session   [d] deny", inner)))
+	lines = append(lines, m.keyHints("[a] allow once   [s] allow for this session   [d] deny", inner)...)
 	if !r.Deadline.IsZero() {
 		lines = append(lines, th.Muted.Render(ui.Truncate("denied in "+secondsLeft(r.Deadline)+" without an answer", inner)))
 	}

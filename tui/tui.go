@@ -52,7 +52,17 @@ type Options struct {
 	// the screen is released (and rebuilt, without output, at the next
 	// frame); 0 means DefaultIdleRelease, negative never.
 	IdleRelease time.Duration
+	// PromptArming is how long a prompt (an approval, a join request)
+	// ignores answer keys after it comes on top, so that a key typed
+	// before the human saw it cannot answer it; 0 means
+	// DefaultPromptArming, negative answers at once.
+	PromptArming time.Duration
+	// Now is the clock of prompt arming; nil means time.Now.
+	Now func() time.Time
 }
+
+// DefaultPromptArming is how long a new prompt ignores answer keys.
+const DefaultPromptArming = 700 * time.Millisecond
 
 // DefaultIdleRelease is how long a terminal stays idle before its copy of
 // the screen is released.
@@ -151,6 +161,10 @@ type Model struct {
 	lastDraw     time.Time
 	pending      bool          // a frameMsg is scheduled
 	ticking      bool          // a countdownMsg is scheduled
+	armTicking   bool          // an armedMsg is scheduled
+	armedSeq     uint64        // the prompt the arming below is for
+	armedAt      time.Time     // when the prompt on top takes answer keys
+	promptSeq    uint64        // numbers prompts as they come
 	idle         *time.Timer   // marks idleC once no frame was drawn for IdleRelease
 	idleC        chan struct{} // buffered 1
 	hover        string        // widget under the mouse
@@ -196,6 +210,12 @@ func New(sess *session.Session, opts Options) *Model {
 	}
 	if opts.IdleRelease == 0 {
 		m.opts.IdleRelease = DefaultIdleRelease
+	}
+	if opts.PromptArming == 0 {
+		m.opts.PromptArming = DefaultPromptArming
+	}
+	if opts.Now == nil {
+		m.opts.Now = time.Now
 	}
 	m.idleC = make(chan struct{}, 1)
 	m.idle = time.AfterFunc(time.Hour, func() {
@@ -272,6 +292,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.pending = false
 	case countdownMsg:
 		m.ticking = false
+	case armedMsg:
+		m.armTicking = false
 	case tea.WindowSizeMsg:
 		m.width, m.height = clampSize(msg.Width, msg.Height)
 		if m.scr != nil {
@@ -337,7 +359,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	m.publishAttention()
-	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown())
+	m.arm()
+	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown(), m.tickArming())
 }
 
 // publishAttention tells the session where the human's attention is, when

@@ -457,6 +457,7 @@ func TestCtrlRInTheAttachPanelRotatesTheToken(t *testing.T) {
 
 func TestApprovalPrompt(t *testing.T) {
 	m, s := newPrimary(t)
+	m.opts.PromptArming = -1 // answered at once here; TestPromptArming waits
 	ask := func(id string) chan session.Approval {
 		reply := make(chan session.Approval, 1)
 		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}",
@@ -530,6 +531,7 @@ func TestApprovalPrompt(t *testing.T) {
 
 func TestJoinPromptAndRoles(t *testing.T) {
 	m, s := newPrimary(t)
+	m.opts.PromptArming = -1 // answered at once here; TestPromptArming waits
 	for _, tc := range []struct {
 		key  string
 		want session.JoinAnswer

@@ -30,15 +30,6 @@ const (
 	ToolDiscover   = "discover_tools"
 )
 
-// readActions are the built-in read actions, advertised readOnlyHint from
-// this table (never from provider annotations).
-var readActions = map[string]bool{
-	"get_value": true, "get_selected": true, "get_options": true, "get_checked": true,
-	"get_tabs": true, "get_items": true, "get_rows": true, "get_position": true,
-	"get_visible_range": true, "get_data": true, "get_range": true, "get_series": true,
-	"get_point_at": true, "get_points": true,
-}
-
 // conn is one session's MCP server and the state it projects.
 type conn struct {
 	// Fixed at creation.
@@ -295,7 +286,7 @@ func modalIDs(tree ui.Node) []string {
 }
 
 func toolDef(d Derived) *mcp.Tool {
-	read := readActions[d.Action]
+	read := d.ReadOnly
 	ann := &mcp.ToolAnnotations{ReadOnlyHint: read, IdempotentHint: read, OpenWorldHint: new(false)}
 	if d.Destructive {
 		ann.DestructiveHint = new(true)
@@ -460,7 +451,7 @@ func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
 	name := r.Params.Name
 	id, action, derived := SplitName(c.b.opts.Namespace, name)
 	switch {
-	case derived && readActions[action]:
+	case derived && c.isReadAction(id, action):
 		return
 	case !derived && (name != ToolSendKey || outcome == "ok"):
 		return
@@ -490,6 +481,15 @@ func (c *conn) unavailable(name string) *mcp.CallToolResult {
 		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
 	}
 	return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
+}
+
+// isReadAction reports whether the widget widgetID of the current tree
+// declares action read-only (ui.ToolSpec.ReadOnly), whatever its name.
+// Anything else, a tool the tree does not offer included, is a write.
+func (c *conn) isReadAction(widgetID, action string) bool {
+	name := c.b.opts.Namespace + "." + widgetID + "." + action
+	_, spec, ok := Lookup(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, name)
+	return ok && spec.ReadOnly
 }
 
 // callOutcome is "ok" or the error kind of a tools/call result.
@@ -579,7 +579,7 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
 
-	if readActions[action] {
+	if spec.ReadOnly {
 		result, _, err := tp.CallTool(action, args)
 		if err != nil {
 			return errorResult(ErrKindToolError, err.Error())

@@ -123,7 +123,7 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			continue
 		}
 		if q == "" || strings.Contains(strings.ToLower(d.Name), q) || strings.Contains(strings.ToLower(d.Description), q) {
-			out = append(out, entry{d.Name, d.Description, readActions[d.Action]})
+			out = append(out, entry{d.Name, d.Description, d.ReadOnly})
 		}
 	}
 	return jsonResult(map[string]any{"tools": out}), nil

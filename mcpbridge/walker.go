@@ -31,6 +31,10 @@ type Derived struct {
 	Sensitive bool
 	// Destructive is set when the provider annotated it destructiveHint.
 	Destructive bool
+	// ReadOnly is set when the provider declared the action a read
+	// (ui.ToolSpec.ReadOnly): advertised readOnlyHint, answered without
+	// the dispatcher, allowed while agents are paused.
+	ReadOnly bool
 }
 
 // WarnFunc receives derivation warnings (slog-style key/value args).
@@ -98,6 +102,7 @@ func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
 				Schema:      cleanSchema(spec.InputSchema),
 				Sensitive:   spec.Annotations["sensitive"] == true,
 				Destructive: spec.Annotations["destructiveHint"] == true,
+				ReadOnly:    spec.ReadOnly,
 			})
 		}
 		return true

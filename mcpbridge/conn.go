@@ -578,6 +578,7 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	if err := c.b.schemas.validate(fmt.Sprintf("%T.%s", tp, action), spec.InputSchema, args); err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
+	args = providerArgs(spec.InputSchema, args)
 
 	if spec.ReadOnly {
 		result, _, err := tp.CallTool(action, args)

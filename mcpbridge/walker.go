@@ -195,16 +195,52 @@ func isFiller(r rune) bool {
 	return unicode.Is(unicode.Variation_Selector, r) || (r >= 0xE0000 && r <= 0xE007F)
 }
 
-// cleanSchema copies a schema, cleaning every string and every key.
+// cleanSchema copies a schema, cleaning every string and every key. It is
+// the schema a tool is advertised with and the one its calls are
+// validated against. No schema (or one that is not an object schema)
+// takes only {}: an object with no properties and no others allowed.
 func cleanSchema(s map[string]any) map[string]any {
-	if s == nil {
-		return map[string]any{"type": "object", "properties": map[string]any{}}
-	}
 	out, _ := cleanValue(s).(map[string]any)
 	if out == nil || out["type"] != "object" {
-		out = map[string]any{"type": "object", "properties": map[string]any{}}
+		out = emptySchema()
 	}
 	return out
+}
+
+// emptySchema is the schema of a tool that takes no arguments.
+func emptySchema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
+}
+
+// providerArgs renames the arguments of a call, validated against the
+// cleaned schema, back to the property names the provider declared, where
+// cleaning changed them (a key with a zero-width character, say): the
+// agent only ever saw the cleaned names. Other arguments pass unchanged.
+func providerArgs(raw map[string]any, args map[string]any) map[string]any {
+	props, _ := raw["properties"].(map[string]any)
+	var renamed map[string]any
+	for k := range props {
+		ck := Clean(k)
+		if ck == k {
+			continue
+		}
+		v, ok := args[ck]
+		if !ok {
+			continue
+		}
+		if renamed == nil {
+			renamed = make(map[string]any, len(args))
+			for ak, av := range args {
+				renamed[ak] = av
+			}
+		}
+		delete(renamed, ck)
+		renamed[k] = v
+	}
+	if renamed == nil {
+		return args
+	}
+	return renamed
 }
 
 func cleanValue(v any) any {

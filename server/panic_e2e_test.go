@@ -198,8 +198,18 @@ func TestAppPanicsAreContained(t *testing.T) {
 					t.Errorf("%s is listed though its Tools panics", tl.Name)
 				}
 			}
-			if !strings.Contains(strings.Join(names, " "), "bomb.name.type_into") {
-				t.Errorf("the other widgets' tools are gone: %v", names)
+			// The rest of the tree still derives: discover_tools runs it
+			// at once.
+			found, isErr := callTool(t, e.csA, mcpbridge.ToolDiscover, nil)
+			if isErr {
+				t.Fatalf("discover_tools: %v", found)
+			}
+			for _, d := range found["tools"].([]any) {
+				names = append(names, d.(map[string]any)["name"].(string))
+			}
+			all := strings.Join(names, " ")
+			if !strings.Contains(all, "bomb.name.type_into") || strings.Contains(all, "bomb.bomb.") {
+				t.Errorf("offered %v: want the other widgets' tools and none of the bomb's", names)
 			}
 		}},
 		{metrics.HookState, func(t *testing.T, e env) {

@@ -112,14 +112,23 @@ func (a bombApp) View() ui.Node {
 // bombAgent connects an MCP client to a session over Streamable HTTP.
 func bombAgent(t *testing.T, srv *server.Server, se *session.Session) *mcp.ClientSession {
 	t.Helper()
-	hc := &http.Client{Transport: testkit.Bearer(nil, se.Token())}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	hc := &http.Client{Transport: testkit.Bearer(tr, se.Token())}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bomb-agent", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+	// The client's standalone GET lives as long as this context, which
+	// must end before the server drains (as mcptest does).
+	ctx, cancel := context.WithCancel(context.Background())
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
+		cancel()
 		t.Fatalf("connect: %v", err)
 	}
-	t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(func() {
+		_ = cs.Close()
+		cancel()
+		tr.CloseIdleConnections()
+	})
 	return cs
 }
 

@@ -75,6 +75,7 @@ func (d *Dispatcher) exec(o Origin, cmd tea.Cmd, wait bool) {
 func (d *Dispatcher) callCmd(o Origin, cmd tea.Cmd) (msg tea.Msg, ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
+			d.panicked("cmd", r)
 			msg, ok = nil, false
 			d.log.Warn("dispatcher: command panicked; result dropped",
 				"origin", o.String(), "panic_type", fmt.Sprintf("%T", r))

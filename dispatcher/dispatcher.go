@@ -61,6 +61,12 @@ type Hooks struct {
 	OnUpdateFailed func()
 	// OnViewFailed is called when View panics; the last good tree is kept.
 	OnViewFailed func()
+	// OnPanic is called when app code panicked and was recovered, with
+	// the hook ("init", "update", "view", "cmd", or "other" for a
+	// resolver), the panic value and the stack where it was recovered.
+	// It runs on the goroutine that recovered it (a command's, for
+	// "cmd").
+	OnPanic func(hook string, value any, stack []byte)
 	// OnApplied is called on the dispatcher goroutine after an envelope's
 	// messages were folded, with its origin and the messages Update took.
 	// It must not block or call back into the dispatcher.
@@ -332,6 +338,7 @@ func (d *Dispatcher) init(m ui.Model) {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
+				d.panicked("init", r)
 				d.updateFailed(initOrigin, nil, r, "Init panicked")
 				cmd = nil
 			}
@@ -399,6 +406,7 @@ func (d *Dispatcher) fold(env *envelope) error {
 func (d *Dispatcher) resolve(env *envelope) (msgs []tea.Msg, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			d.panicked("other", r)
 			msgs = nil
 			err = d.updateFailed(env.origin, nil, r, "resolver panicked")
 		}
@@ -414,6 +422,7 @@ func (d *Dispatcher) resolve(env *envelope) (msgs []tea.Msg, err error) {
 func (d *Dispatcher) update(o Origin, m ui.Model, msg tea.Msg) (next ui.Model, cmd tea.Cmd, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			d.panicked("update", r)
 			next, cmd = nil, nil
 			err = d.updateFailed(o, msg, r, "Update panicked")
 		}
@@ -441,10 +450,20 @@ func (d *Dispatcher) updateFailed(o Origin, msg tea.Msg, p any, reason string) e
 	return &UpdateError{Msg: msg, Panic: p, Reason: reason}
 }
 
+// panicked reports a recovered panic of app code to the OnPanic hook. It
+// is called from the deferred function that recovered it, so the stack
+// shows where the panic happened.
+func (d *Dispatcher) panicked(hook string, value any) {
+	if d.hooks.OnPanic != nil {
+		d.hooks.OnPanic(hook, value, debug.Stack())
+	}
+}
+
 // view recomputes the tree, keeping the last good one if View panics.
 func (d *Dispatcher) view(o Origin) {
 	defer func() {
 		if r := recover(); r != nil {
+			d.panicked("view", r)
 			if d.hooks.OnViewFailed != nil {
 				d.hooks.OnViewFailed()
 			}

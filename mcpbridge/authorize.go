@@ -102,7 +102,7 @@ func (c *conn) control(name string) *mcp.CallToolResult {
 		return nil
 	}
 	id, action, derived := SplitName(c.b.opts.Namespace, name)
-	write := (derived && !readActions[action]) || name == ToolSendKey
+	write := (derived && !c.isReadAction(id, action)) || name == ToolSendKey
 	switch {
 	case !write:
 		return nil

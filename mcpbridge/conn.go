@@ -7,17 +7,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/lens"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -28,15 +32,6 @@ const (
 	ToolSendKey    = "raxol_send_key"
 	ToolDiscover   = "discover_tools"
 )
-
-// readActions are the built-in read actions, advertised readOnlyHint from
-// this table (never from provider annotations).
-var readActions = map[string]bool{
-	"get_value": true, "get_selected": true, "get_options": true, "get_checked": true,
-	"get_tabs": true, "get_items": true, "get_rows": true, "get_position": true,
-	"get_visible_range": true, "get_data": true, "get_range": true, "get_series": true,
-	"get_point_at": true, "get_points": true,
-}
 
 // conn is one session's MCP server and the state it projects.
 type conn struct {
@@ -114,7 +109,7 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		MaxRequestBodyBytes:        b.opts.MaxBodyBytes,
 		DisableLocalhostProtection: true, // as above
 	})
-	c.sync()
+	c.safeSync()
 	c.wg.Add(1)
 	go c.watch()
 	return c
@@ -163,9 +158,14 @@ func (c *conn) watch() {
 				c.disconnectHTTP()
 			}
 		}
-		c.sync()
+		c.safeSync()
 	}
 }
+
+// safeSync is sync behind a last line of defence: the app code it runs is
+// guarded where it is called, and anything that slips through costs this
+// round of updates, not the process.
+func (c *conn) safeSync() { _ = c.sess.Guard().Do(metrics.HookOther, "", c.sync) }
 
 // sync derives the tools of the current tree, applies the focus lens,
 // keeps the registered tools equal to the advertised set (the SDK sends
@@ -177,18 +177,18 @@ func (c *conn) sync() {
 	// Screen, attention and presence changes wake sync too; the tools of
 	// a tree are derived once per snapshot.
 	if c.derivedFor != snap.Version || c.derivedTools == nil {
-		c.derivedTools = Derive(c.b.opts.Namespace, snap.Tree, c.warnOnce)
+		c.derivedTools = derive(c.sess.Guard(), c.b.opts.Namespace, snap.Tree, c.warnOnce)
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
 	advertised := lens.Names(lens.Select(lensTools(derived), lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,
-		Tree:     widgetIDs(snap.Tree),
+		Tree:     c.widgetIDs(snap.Tree),
 		Focused:  att.Focus,
 		Hover:    att.Hover,
 		Recent:   c.sess.Recent(),
-		Modal:    modalIDs(snap.Tree),
+		Modal:    c.modalIDs(snap.Tree),
 	}))
 
 	c.mu.Lock()
@@ -274,34 +274,49 @@ func isSessionTool(name string) bool {
 	return name == ToolScreenshot || name == ToolSendKey || name == ToolDiscover
 }
 
-// widgetIDs lists every widget id of tree in tree order.
-func widgetIDs(tree ui.Node) []string {
+// widgetIDs lists every widget id of tree in tree order, hidden overlays'
+// content included.
+func (c *conn) widgetIDs(tree ui.Node) []string {
 	var ids []string
-	ui.Walk(tree, func(n ui.Node) bool {
-		if w, ok := n.(ui.Widget); ok {
-			ids = append(ids, w.WidgetID())
+	g := c.sess.Guard()
+	var walk func(n ui.Node)
+	walk = func(n ui.Node) {
+		if n == nil {
+			return
 		}
-		return true
-	})
+		id := ""
+		if w, ok := n.(ui.Widget); ok {
+			id, _ = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+			ids = append(ids, id)
+		}
+		kids, _ := guard.Call(g, metrics.HookChildren, id, n.Children)
+		for _, k := range kids {
+			walk(k)
+		}
+	}
+	walk(tree)
 	return ids
 }
 
 // modalIDs lists the open modal and every widget in it, or nil when no
 // modal is open.
-func modalIDs(tree ui.Node) []string {
-	o, ok := ui.ActiveOverlay(tree)
-	if !ok {
+func (c *conn) modalIDs(tree ui.Node) []string {
+	es := scan(c.sess.Guard(), tree)
+	rc := reachOf(es)
+	if !rc.open {
 		return nil
 	}
-	ids := widgetIDs(o)
-	if ids == nil {
-		ids = []string{}
+	ids := []string{}
+	for _, e := range es[rc.lo:rc.hi] {
+		if e.widget != nil {
+			ids = append(ids, e.id)
+		}
 	}
 	return ids
 }
 
 func toolDef(d Derived) *mcp.Tool {
-	read := readActions[d.Action]
+	read := d.ReadOnly
 	ann := &mcp.ToolAnnotations{ReadOnlyHint: read, IdempotentHint: read, OpenWorldHint: new(false)}
 	if d.Destructive {
 		ann.DestructiveHint = new(true)
@@ -351,8 +366,18 @@ func (c *conn) close() {
 }
 
 // meter times and counts every tools/call, and rate-limits each client.
+// It is the first middleware, so it also contains what app code the
+// others run (labels, states) without a guard of their own: a panic there
+// costs that request, never the process.
 func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	next = c.contain(next)
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				c.sess.Guard().Report(metrics.HookOther, "", v, debug.Stack())
+				res, err = failed(method)
+			}
+		}()
 		if method == "initialize" {
 			res, err := next(ctx, method, req)
 			if err == nil {
@@ -365,8 +390,6 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		var res mcp.Result
-		var err error
 		if !c.allowCall(req) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
@@ -376,10 +399,33 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		outcome := callOutcome(res, err)
 		c.b.opts.Metrics.ToolCall(outcome, time.Since(start))
 		if r, _ := req.(*mcp.CallToolRequest); r != nil && r.Params != nil {
-			c.recordCall(r, outcome)
+			// The widget's label comes from its State: app code.
+			_ = c.sess.Guard().Do(metrics.HookOther, "", func() { c.recordCall(r, outcome) })
 		}
 		return res, err
 	}
+}
+
+// contain runs the rest of the middlewares and the handlers, turning a
+// panic of app code into the request's failure.
+func (c *conn) contain(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				c.sess.Guard().Report(metrics.HookOther, "", v, debug.Stack())
+				res, err = failed(method)
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// failed answers a request during which app code panicked.
+func failed(method string) (mcp.Result, error) {
+	if method == "tools/call" {
+		return errorResult(ErrKindProviderFailed, "the app's code failed while handling this call"), nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the app's code failed while handling " + method}
 }
 
 // middleware serves tools/call for every derived tool, advertised or not,
@@ -409,7 +455,7 @@ func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
 	name := r.Params.Name
 	id, action, derived := SplitName(c.b.opts.Namespace, name)
 	switch {
-	case derived && readActions[action]:
+	case derived && c.isReadAction(id, action):
 		return
 	case !derived && (name != ToolSendKey || outcome == "ok"):
 		return
@@ -429,16 +475,50 @@ func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
 }
 
 // unavailable is the error result for a tool the current view does not
-// offer.
+// offer: behind the open modal, failed, disabled or hidden, or gone.
 func (c *conn) unavailable(name string) *mcp.CallToolResult {
 	widgetID, action, ok := SplitName(c.b.opts.Namespace, name)
 	if !ok {
 		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
 	}
-	if _, exists := ui.Find(c.sess.Dispatcher.Snapshot().Tree, widgetID); exists {
+	tree := c.sess.Dispatcher.Snapshot().Tree
+	_, _, err := resolve(c.sess.Guard(), c.b.opts.Namespace, tree, name)
+	if res := lookupError(err, widgetID, action); res != nil {
+		return res
+	}
+	if first(scan(c.sess.Guard(), tree), widgetID) >= 0 {
 		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
 	}
 	return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
+}
+
+// isReadAction reports whether the widget widgetID of the current tree
+// declares action read-only (ui.ToolSpec.ReadOnly), whatever its name.
+// Anything else, a tool the tree does not offer included, is a write.
+func (c *conn) isReadAction(widgetID, action string) bool {
+	name := c.b.opts.Namespace + "." + widgetID + "." + action
+	_, spec, err := resolve(c.sess.Guard(), c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, name)
+	return err == nil && spec.ReadOnly
+}
+
+// lookupError is the result for a shadowed tool or one whose widget's
+// code panicked, else nil.
+func lookupError(err error, widgetID, action string) *mcp.CallToolResult {
+	var sh shadowedError
+	var p *guard.Panic
+	switch {
+	case errors.As(err, &sh):
+		return errorResult(ErrKindShadowed, sh.Error())
+	case errors.As(err, &p):
+		return providerFailed(p, widgetID, action)
+	}
+	return nil
+}
+
+// providerFailed is the result of a call during which the widget's own
+// code panicked.
+func providerFailed(p *guard.Panic, widgetID, action string) *mcp.CallToolResult {
+	return errorResult(ErrKindProviderFailed, fmt.Sprintf("widget %q failed (its %s panicked) handling %q; nothing was applied", widgetID, p.Hook, action))
 }
 
 // callOutcome is "ok" or the error kind of a tools/call result.
@@ -472,6 +552,12 @@ const (
 	ErrKindRateLimited   = "rate_limited"
 	ErrKindPaused        = "paused"
 	ErrKindNotFocused    = "not_focused"
+	// ErrKindShadowed: the tool's widget is behind the open modal, out of
+	// the human's reach as well.
+	ErrKindShadowed = "shadowed"
+	// ErrKindProviderFailed: the app's code (the widget's Tools, CallTool
+	// or State) panicked; nothing was folded.
+	ErrKindProviderFailed = "provider_failed"
 )
 
 // errorResult is a tool error: {"error": kind, "message": msg} as JSON
@@ -491,10 +577,6 @@ func jsonResult(v any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 }
 
-// errWidgetGone is returned by the resolver when the tool's widget is no
-// longer in the tree (or no longer offers the action).
-var errWidgetGone = errors.New("widget gone")
-
 // toolError wraps an error a widget returned from CallTool.
 type toolError struct{ err error }
 
@@ -503,9 +585,10 @@ func (e toolError) Error() string { return e.err.Error() }
 func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
 	name := r.Params.Name
 	ns := c.b.opts.Namespace
+	g := c.sess.Guard()
 	widgetID, action, _ := SplitName(ns, name)
-	tp, spec, ok := Lookup(ns, c.sess.Dispatcher.Snapshot().Tree, name)
-	if !ok {
+	tp, spec, err := resolve(g, ns, c.sess.Dispatcher.Snapshot().Tree, name)
+	if err != nil {
 		return c.unavailable(name)
 	}
 	args, err := decodeArgs(r.Params.Arguments)
@@ -515,13 +598,23 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	if err := c.b.schemas.validate(fmt.Sprintf("%T.%s", tp, action), spec.InputSchema, args); err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
+	args = providerArgs(spec.InputSchema, args)
 
-	if readActions[action] {
-		result, _, err := tp.CallTool(action, args)
-		if err != nil {
+	if spec.ReadOnly {
+		var result, state any
+		var err error
+		perr := g.Do(metrics.HookCallTool, widgetID, func() { result, _, err = tp.CallTool(action, args) })
+		if perr == nil && err == nil {
+			state, perr = guard.Call(g, metrics.HookState, widgetID, tp.State)
+		}
+		var p *guard.Panic
+		switch {
+		case errors.As(perr, &p):
+			return providerFailed(p, widgetID, action)
+		case err != nil:
 			return errorResult(ErrKindToolError, err.Error())
 		}
-		return jsonResult(map[string]any{"result": result, "state": tp.State()})
+		return jsonResult(map[string]any{"result": result, "state": state})
 	}
 
 	origin := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: clientName(r.Session)}
@@ -529,23 +622,31 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	cctx, cancel := context.WithTimeout(ctx, c.b.opts.CallTimeout)
 	defer cancel()
 	err = c.sess.Dispatcher.CallFunc(cctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
-		w, _, ok := Lookup(ns, tree, name)
-		if !ok {
-			return nil, errWidgetGone
-		}
-		res, msgs, err := w.CallTool(action, args)
+		w, _, err := resolve(g, ns, tree, name)
 		if err != nil {
-			return nil, toolError{err}
+			return nil, err
+		}
+		var res any
+		var msgs []tea.Msg
+		var terr error
+		if err := g.Do(metrics.HookCallTool, widgetID, func() { res, msgs, terr = w.CallTool(action, args) }); err != nil {
+			return nil, err // a *guard.Panic: nothing is folded
+		}
+		if terr != nil {
+			return nil, toolError{terr}
 		}
 		result = res
 		return msgs, nil
 	})
 	var te toolError
+	if res := lookupError(err, widgetID, action); res != nil {
+		return res
+	}
 	switch {
 	case err == nil:
 	case errors.As(err, &te):
 		return errorResult(ErrKindToolError, te.Error())
-	case errors.Is(err, errWidgetGone):
+	case errors.Is(err, errNoTool):
 		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q no longer offers %q", widgetID, action))
 	case errors.Is(err, dispatcher.ErrUpdateFailed):
 		return errorResult(ErrKindUpdateFailed, "the app failed to apply the change; its state is unchanged")
@@ -558,11 +659,20 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	}
 	c.sess.NoteAction(widgetID)
 	out := map[string]any{"result": result}
-	if w, _, ok := Lookup(ns, c.sess.Dispatcher.Snapshot().Tree, name); ok {
-		out["state"] = w.State()
-	} else if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, widgetID); ok {
-		if tp, ok := w.(ui.ToolProvider); ok {
-			out["state"] = tp.State()
+	tree := c.sess.Dispatcher.Snapshot().Tree
+	var stateOf ui.ToolProvider
+	if w, _, err := resolve(g, ns, tree, name); err == nil {
+		stateOf = w
+	} else if i := first(scan(g, tree), widgetID); i >= 0 {
+		stateOf, _ = scan(g, tree)[i].node.(ui.ToolProvider)
+	}
+	if stateOf != nil {
+		// The change is applied: a State that panics costs the answer
+		// its state only.
+		if st, err := guard.Call(g, metrics.HookState, widgetID, stateOf.State); err == nil {
+			out["state"] = st
+		} else {
+			out["state_error"] = ErrKindProviderFailed
 		}
 	}
 	return jsonResult(out)

@@ -331,20 +331,79 @@ func allNodes(n ui.Node) []ui.Node {
 // visibleWidgets lists, in pre-order, the widgets of n that are neither a
 // hidden modal nor inside one.
 func visibleWidgets(n ui.Node) []ui.Widget {
-	if n == nil {
-		return nil
-	}
-	if m, ok := n.(ui.Modal); ok && !m.Visible {
-		return nil
-	}
+	ws, _ := visibleReach(n)
+	return ws
+}
+
+// reachableWidgets lists the visible widgets a human can reach: while a
+// modal is shown, only the top one (the last shown in pre-order) and its
+// content.
+func reachableWidgets(n ui.Node) []ui.Widget {
+	ws, reach := visibleReach(n)
 	var out []ui.Widget
-	if w, ok := n.(ui.Widget); ok {
-		out = append(out, w)
-	}
-	for _, c := range children(n) {
-		out = append(out, visibleWidgets(c)...)
+	for i, w := range ws {
+		if reach[i] {
+			out = append(out, w)
+		}
 	}
 	return out
+}
+
+// visibleReach lists the visible widgets of n in pre-order and, for each,
+// whether the human can reach it.
+func visibleReach(n ui.Node) ([]ui.Widget, []bool) {
+	var ws []ui.Widget
+	var within [][]int // indices of the shown modals each widget is in (itself included)
+	top := -1
+	var walk func(n ui.Node, modals []int)
+	walk = func(n ui.Node, modals []int) {
+		if n == nil {
+			return
+		}
+		if m, ok := n.(ui.Modal); ok {
+			if !m.Visible {
+				return
+			}
+			top = len(ws)
+			modals = append(slices.Clone(modals), len(ws))
+		}
+		if w, ok := n.(ui.Widget); ok {
+			ws = append(ws, w)
+			within = append(within, modals)
+		}
+		for _, c := range children(n) {
+			walk(c, modals)
+		}
+	}
+	walk(n, nil)
+	reach := make([]bool, len(ws))
+	for i := range ws {
+		reach[i] = top < 0 || slices.Contains(within[i], top)
+	}
+	return ws, reach
+}
+
+// topModal is the shown modal on top of n (as ui.ActiveOverlay), if any.
+func topModal(n ui.Node) (ui.Modal, bool) {
+	var top ui.Modal
+	found := false
+	for _, w := range visibleWidgets(n) {
+		if m, ok := w.(ui.Modal); ok {
+			top, found = m, true
+		}
+	}
+	return top, found
+}
+
+// shownModals counts the shown modals of n.
+func shownModals(n ui.Node) int {
+	k := 0
+	for _, w := range visibleWidgets(n) {
+		if _, ok := w.(ui.Modal); ok {
+			k++
+		}
+	}
+	return k
 }
 
 // allWidgetIDs lists the id of every widget of n in pre-order, hidden

@@ -108,12 +108,24 @@ func TestLawContainerTransparency(t *testing.T) {
 }
 
 // Law 3. Composition: Derive(Column{a, b}) == Derive(a) ++ Derive(b) for
-// trees with disjoint ids.
+// trees with disjoint ids, unless a modal is open: then the composed tree
+// derives what the tree with the modal on top (b's, else a's) derives,
+// everything else being behind it.
 func TestLawComposition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		st := newGenState()
 		a, b := drawTree(t, st), drawTree(t, st)
-		want := append(slices.Clone(derive(a)), derive(b)...)
+		var want []mcpbridge.Derived
+		_, aOpen := topModal(a)
+		_, bOpen := topModal(b)
+		switch {
+		case bOpen:
+			want = derive(b)
+		case aOpen:
+			want = derive(a)
+		default:
+			want = append(slices.Clone(derive(a)), derive(b)...)
+		}
 		var both ui.Node = ui.Column{Items: []ui.Node{a, b}}
 		if rapid.Bool().Draw(t, "row") {
 			both = ui.Row{Items: []ui.Node{a, b}}
@@ -124,7 +136,8 @@ func TestLawComposition(t *testing.T) {
 
 // Law 4. Removal: replacing one widget by a Text removes exactly its tools
 // (for a modal, those of its content too) and leaves every other tool as it
-// was.
+// was; unless what it removed holds a shown modal, which uncovers what was
+// behind it: then none of the removed tools remain.
 func TestLawRemoval(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tree := drawTree(t, newGenState())
@@ -139,12 +152,22 @@ func TestLawRemoval(t *testing.T) {
 		}
 		k := rapid.SampledFrom(at).Draw(t, "remove")
 		gone := map[string]bool{}
+		uncovers := false
 		removed := replaceAt(tree, k, func(n ui.Node) ui.Node {
 			for _, id := range allWidgetIDs(n) {
 				gone[id] = true
 			}
+			uncovers = shownModals(n) > 0
 			return ui.Text{Text: appText.Draw(t, "text")}
 		})
+		if uncovers {
+			for _, d := range derive(removed) {
+				if gone[d.WidgetID] {
+					t.Fatalf("removed widget %q still derives %s", d.WidgetID, d.Name)
+				}
+			}
+			return
+		}
 		var want []mcpbridge.Derived
 		for _, d := range derive(tree) {
 			if !gone[d.WidgetID] {
@@ -156,7 +179,9 @@ func TestLawRemoval(t *testing.T) {
 }
 
 // Law 5. Reorder invariance: permuting the items of a Column or Row does
-// not change the set of tools.
+// not change the set of tools, unless two modals are shown (which one is
+// on top depends on the order): then the reordered tree derives what its
+// top modal does.
 func TestLawReorderInvariance(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tree := drawTree(t, newGenState())
@@ -183,6 +208,10 @@ func TestLawReorderInvariance(t *testing.T) {
 			return n
 		})
 		want, got := nameSet(derive(tree)), nameSet(derive(reordered))
+		if shownModals(tree) > 1 {
+			top, _ := topModal(reordered)
+			want = nameSet(derive(top))
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("reordered tree derives %q, want the set %q", slices.Sorted(mapsKeys(got)), slices.Sorted(mapsKeys(want)))
 		}
@@ -201,12 +230,12 @@ func mapsKeys(m map[string]mcpbridge.Derived) func(func(string) bool) {
 
 // Law 6. Additivity: the number of tools is the sum of len(Tools()) over
 // the widgets that are neither disabled, excluded, a hidden modal nor in
-// one.
+// one, nor behind the open modal.
 func TestLawAdditivity(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tree := drawTree(t, newGenState())
 		want := 0
-		for _, w := range visibleWidgets(tree) {
+		for _, w := range reachableWidgets(tree) {
 			tp := w.(ui.ToolProvider)
 			if boolField(w, "Disabled") {
 				if n := len(tp.Tools()); n != 0 {
@@ -413,12 +442,14 @@ func TestLawDuplicateIDs(t *testing.T) {
 			return ui.Column{Items: []ui.Node{n, dup}}
 		})
 
-		// The model: the first visible widget of each id owns it.
+		// The model: the first visible widget of each id owns it (and
+		// derives if the human can reach it).
 		type tool struct{ name, typ string }
 		var want []tool
 		seen := map[string]bool{}
 		occurrences := 0
-		for _, w := range visibleWidgets(tree) {
+		ws, reach := visibleReach(tree)
+		for i, w := range ws {
 			wid := w.WidgetID()
 			if wid == id {
 				occurrences++
@@ -428,7 +459,7 @@ func TestLawDuplicateIDs(t *testing.T) {
 			}
 			seen[wid] = true
 			tp, ok := w.(ui.ToolProvider)
-			if !ok || boolField(w, "Exclude") {
+			if !ok || boolField(w, "Exclude") || !reach[i] {
 				continue
 			}
 			for _, s := range tp.Tools() {
@@ -599,6 +630,39 @@ func TestCleanProperties(t *testing.T) {
 		}
 		if cc := mcpbridge.Clean(c); cc != c {
 			t.Fatalf("Clean is not idempotent: %q, then %q", c, cc)
+		}
+	})
+}
+
+// Law 12. Shadowing: while a modal is shown, the tree derives what the
+// modal on top derives, and Lookup finds no tool of a widget behind it.
+func TestLawShadowing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		tree := drawTree(t, newGenState())
+		top, open := topModal(tree)
+		if !open {
+			open = rapid.Bool().Draw(t, "add modal")
+			if !open {
+				return
+			}
+			top = ui.Modal{ID: "zz-top", Visible: true, Body: ui.Checkbox{ID: "zz-in"}}
+			tree = ui.Column{Items: []ui.Node{tree, top}}
+		}
+		sameDerived(t, "tree with an open modal", derive(tree), derive(top))
+		inTop := map[string]bool{}
+		for _, id := range allWidgetIDs(top) {
+			inTop[id] = true
+		}
+		for _, w := range visibleWidgets(tree) {
+			tp, ok := w.(ui.ToolProvider)
+			if !ok || inTop[w.WidgetID()] {
+				continue
+			}
+			for _, s := range tp.Tools() {
+				if _, _, found := mcpbridge.Lookup(ns, tree, ns+"."+w.WidgetID()+"."+s.Action); found {
+					t.Fatalf("%s.%s is behind modal %q but Lookup finds it", w.WidgetID(), s.Action, top.ID)
+				}
+			}
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/wI2L/jsondiff"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -71,12 +73,16 @@ func (r *resources) register() {
 func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, string, error) {
 	switch uri {
 	case URITree:
-		b, err := json.Marshal(TreeJSON(snap.Tree))
+		b, err := json.Marshal(treeJSON(r.c.sess.Guard(), snap.Tree))
 		return b, "application/json", err
 	case URIScreen:
 		return []byte(r.c.screen()), "text/plain", nil
 	case URIContext:
-		b, err := json.Marshal(r.c.contextTree(snap))
+		ctx, err := guard.Call(r.c.sess.Guard(), metrics.HookOther, "", func() map[string]any { return r.c.contextTree(snap) })
+		if err != nil {
+			return nil, "", fmt.Errorf("context resource: %w", err)
+		}
+		b, err := json.Marshal(ctx)
 		return b, "application/json", err
 	case URIActivity:
 		b, err := json.Marshal(map[string]any{"actions": r.c.sess.Activity()})
@@ -84,21 +90,21 @@ func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, strin
 	}
 	for name, f := range r.c.b.opts.Projections {
 		if uri == StateURI(r.c.b.opts.Namespace, name) {
-			b, err := json.Marshal(safeProject(f, snap.Model))
+			b, err := json.Marshal(r.c.project(name, f, snap.Model))
 			return b, "application/json", err
 		}
 	}
 	return nil, "", mcp.ResourceNotFoundError(uri)
 }
 
-// safeProject runs an app projection, turning a panic into an error value.
-func safeProject(f func(ui.Model) any, m ui.Model) (v any) {
-	defer func() {
-		if p := recover(); p != nil {
-			v = map[string]any{"error": "projection failed"}
-		}
-	}()
-	return f(m)
+// project runs the app projection name, turning a panic into an error
+// value (counted, and logged once per session and projection).
+func (c *conn) project(name string, f func(ui.Model) any, m ui.Model) any {
+	v, err := guard.Call(c.sess.Guard(), metrics.HookProjection, name, func() any { return f(m) })
+	if err != nil {
+		return map[string]any{"error": "projection failed"}
+	}
+	return v
 }
 
 func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -235,20 +241,37 @@ func diff(a, b []byte, mime string) (any, error) {
 }
 
 // TreeJSON turns a component tree into plain data: each widget's State
-// (with "children" when it has any), layout nodes by type.
-func TreeJSON(n ui.Node) any {
+// (with "children" when it has any), layout nodes by type. A widget whose
+// State (or Children, or WidgetID) panics is {"error": "provider_failed"}.
+func TreeJSON(n ui.Node) any { return treeJSON(guard.Scope{}, n) }
+
+func treeJSON(g guard.Scope, n ui.Node) any {
+	if n == nil {
+		return nil
+	}
+	id := ""
+	if w, ok := n.(ui.Widget); ok {
+		id, _ = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+	}
+	v, err := guard.Call(g, metrics.HookState, id, func() any { return nodeJSON(g, n) })
+	if err != nil {
+		return map[string]any{"type": fmt.Sprintf("%T", n), "id": id, "error": ErrKindProviderFailed}
+	}
+	return v
+}
+
+// nodeJSON is one node of TreeJSON; treeJSON contains its panics.
+func nodeJSON(g guard.Scope, n ui.Node) any {
 	children := func(items []ui.Node) []any {
 		out := make([]any, 0, len(items))
 		for _, it := range items {
 			if it != nil {
-				out = append(out, TreeJSON(it))
+				out = append(out, treeJSON(g, it))
 			}
 		}
 		return out
 	}
 	switch n := n.(type) {
-	case nil:
-		return nil
 	case ui.ToolProvider:
 		st := n.State()
 		kids := n.Children()
@@ -308,7 +331,7 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 	}
 	model := map[string]any{}
 	for name, f := range c.b.opts.Projections {
-		model[name] = safeProject(f, snap.Model)
+		model[name] = c.project(name, f, snap.Model)
 	}
 	att := c.sess.Attention()
 	// The seed's "pending notifications": prompts waiting for the human.

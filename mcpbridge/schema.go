@@ -19,14 +19,15 @@ type schemaCache struct {
 
 const maxSchemas = 1024
 
-// validate checks args against schema, naming the offending field. key
-// names the (widget type, action) the schema belongs to.
+// validate checks args against the schema the tool is advertised with,
+// cleanSchema(schema) of the provider's schema, naming the offending
+// field. key names the (widget type, action) the schema belongs to.
 func (c *schemaCache) validate(key string, schema map[string]any, args map[string]any) error {
 	c.mu.Lock()
 	rs, ok := c.m[key]
 	c.mu.Unlock()
 	if !ok {
-		raw, err := json.Marshal(schema)
+		raw, err := json.Marshal(cleanSchema(schema))
 		if err != nil {
 			return fmt.Errorf("the tool's schema is not valid JSON: %w", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -65,7 +66,14 @@ func (c *conn) screen() string {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	f := ui.Render(c.sess.Dispatcher.Snapshot().Tree, ui.RenderOptions{Width: 80, Height: 24})
+	var f ui.Frame
+	g := c.sess.Guard()
+	if err := g.Do(metrics.HookRender, "", func() {
+		f = ui.Render(c.sess.Dispatcher.Snapshot().Tree, ui.RenderOptions{Width: 80, Height: 24,
+			OnPanic: func(id string, v any, stack []byte) { g.Report(metrics.HookRender, id, v, stack) }})
+	}); err != nil {
+		return "⚠ the app failed to draw"
+	}
 	return ansi.Strip(f.Content)
 }
 
@@ -116,7 +124,7 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	advertised := maps.Clone(c.registered)
 	c.mu.Unlock()
 	// The tools of the tree as it is now, not as of the last sync.
-	derived := Derive(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, nil)
+	derived := derive(c.sess.Guard(), c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, nil)
 	type entry struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
@@ -129,7 +137,7 @@ func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 			continue
 		}
 		if q == "" || strings.Contains(strings.ToLower(d.Name), q) || strings.Contains(strings.ToLower(d.Description), q) {
-			out = append(out, entry{d.Name, d.Description, readActions[d.Action]})
+			out = append(out, entry{d.Name, d.Description, d.ReadOnly})
 		}
 	}
 	return jsonResult(map[string]any{"tools": out}), nil

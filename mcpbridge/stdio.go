@@ -22,7 +22,7 @@ const StdioConnID = "default"
 var ErrNoSession = errors.New("mcpbridge: no such live session")
 
 // declared maps the connection ids ServeTransport makes up to the
-// authorization context the server declared for them. authzContext looks
+// authorization context the server declared for them. newContext looks
 // here first, so that such a client goes through the very same seams as an
 // HTTP one, with the transport the server (not the client) named.
 var declared sync.Map // string -> authz.Context
@@ -83,7 +83,7 @@ func declaredContext(connID string) (authz.Context, bool) {
 }
 
 // namedTransport gives the connections of t a session id of our own, by
-// which authzContext recognizes them.
+// which newContext recognizes them.
 type namedTransport struct {
 	t  mcp.Transport
 	id string

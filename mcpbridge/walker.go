@@ -1,12 +1,12 @@
 package mcpbridge
 
 import (
-	"fmt"
 	"log/slog"
 	"reflect"
 	"regexp"
 	"strings"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -31,6 +31,10 @@ type Derived struct {
 	Sensitive bool
 	// Destructive is set when the provider annotated it destructiveHint.
 	Destructive bool
+	// ReadOnly is set when the provider declared the action a read
+	// (ui.ToolSpec.ReadOnly): advertised readOnlyHint, answered without
+	// the dispatcher, allowed while agents are paused.
+	ReadOnly bool
 }
 
 // WarnFunc receives derivation warnings (slog-style key/value args).
@@ -48,61 +52,12 @@ func SlogWarn(l *slog.Logger) WarnFunc {
 // now. A widget id or action name that is not valid, or a widget id seen
 // before on any widget (tool provider or not), derives nothing and is
 // reported to warn; an Exclude widget derives nothing (its children are
-// still walked); a hidden overlay and its content derive nothing. warn may
-// be nil.
+// still walked); a hidden overlay and its content derive nothing; while a
+// modal is open, every widget outside it (shadowed) derives nothing. A
+// panic in the app's code costs only the node that raised it. warn may be
+// nil.
 func Derive(namespace string, tree ui.Node, warn WarnFunc) []Derived {
-	if warn == nil {
-		warn = func(string, ...any) {}
-	}
-	var out []Derived
-	seen := map[string]bool{}
-	ui.Walk(tree, func(n ui.Node) bool {
-		if o, ok := n.(ui.Overlay); ok && !o.Shown() {
-			return false
-		}
-		// Every widget claims its id, whether or not it offers tools: the
-		// first widget with an id is the one Lookup (and ui.Find) resolve
-		// it to, so a later tool provider with the same id must derive
-		// nothing, or its tools would be advertised but not callable.
-		w, ok := n.(ui.Widget)
-		if !ok {
-			return true
-		}
-		tp, isProvider := n.(ui.ToolProvider)
-		id := w.WidgetID()
-		switch {
-		case !widgetIDRe.MatchString(id):
-			if isProvider {
-				warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
-			}
-			return true
-		case seen[id]:
-			warn("widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", n))
-			return true
-		}
-		seen[id] = true
-		if !isProvider || excluded(n) {
-			return true
-		}
-		for _, spec := range tp.Tools() {
-			if !actionRe.MatchString(spec.Action) {
-				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
-				continue
-			}
-			out = append(out, Derived{
-				Name:        namespace + "." + id + "." + spec.Action,
-				WidgetID:    id,
-				Action:      spec.Action,
-				WidgetType:  fmt.Sprintf("%T", n),
-				Description: Clean(spec.Description),
-				Schema:      cleanSchema(spec.InputSchema),
-				Sensitive:   spec.Annotations["sensitive"] == true,
-				Destructive: spec.Annotations["destructiveHint"] == true,
-			})
-		}
-		return true
-	})
-	return out
+	return derive(guard.Scope{}, namespace, tree, warn)
 }
 
 // excluded reports whether the widget asked to hide its tools.
@@ -129,39 +84,10 @@ func SplitName(namespace, name string) (widgetID, action string, ok bool) {
 
 // Lookup finds the widget a derived tool name refers to in tree, applying
 // the same rules as Derive (valid, first of its id, not excluded, not in a
-// hidden overlay, offering that action now).
+// hidden overlay, not behind an open modal, offering that action now).
 func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, bool) {
-	id, action, ok := SplitName(namespace, name)
-	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
-		return nil, ui.ToolSpec{}, false
-	}
-	var found ui.ToolProvider
-	done := false
-	ui.Walk(tree, func(n ui.Node) bool {
-		if done {
-			return false
-		}
-		if o, ok := n.(ui.Overlay); ok && !o.Shown() {
-			return false
-		}
-		if w, ok := n.(ui.Widget); ok && w.WidgetID() == id {
-			done = true // only the first widget with an id counts
-			if tp, ok := n.(ui.ToolProvider); ok && !excluded(n) {
-				found = tp
-			}
-			return false
-		}
-		return true
-	})
-	if found == nil {
-		return nil, ui.ToolSpec{}, false
-	}
-	for _, spec := range found.Tools() {
-		if spec.Action == action {
-			return found, spec, true
-		}
-	}
-	return nil, ui.ToolSpec{}, false
+	tp, spec, err := resolve(guard.Scope{}, namespace, tree, name)
+	return tp, spec, err == nil
 }
 
 // Clean strips control, format, separator (other than the plain space),
@@ -176,16 +102,52 @@ func Clean(s string) string {
 	}, s)
 }
 
-// cleanSchema copies a schema, cleaning every string and every key.
+// cleanSchema copies a schema, cleaning every string and every key. It is
+// the schema a tool is advertised with and the one its calls are
+// validated against. No schema (or one that is not an object schema)
+// takes only {}: an object with no properties and no others allowed.
 func cleanSchema(s map[string]any) map[string]any {
-	if s == nil {
-		return map[string]any{"type": "object", "properties": map[string]any{}}
-	}
 	out, _ := cleanValue(s).(map[string]any)
 	if out == nil || out["type"] != "object" {
-		out = map[string]any{"type": "object", "properties": map[string]any{}}
+		out = emptySchema()
 	}
 	return out
+}
+
+// emptySchema is the schema of a tool that takes no arguments.
+func emptySchema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
+}
+
+// providerArgs renames the arguments of a call, validated against the
+// cleaned schema, back to the property names the provider declared, where
+// cleaning changed them (a key with a zero-width character, say): the
+// agent only ever saw the cleaned names. Other arguments pass unchanged.
+func providerArgs(raw map[string]any, args map[string]any) map[string]any {
+	props, _ := raw["properties"].(map[string]any)
+	var renamed map[string]any
+	for k := range props {
+		ck := Clean(k)
+		if ck == k {
+			continue
+		}
+		v, ok := args[ck]
+		if !ok {
+			continue
+		}
+		if renamed == nil {
+			renamed = make(map[string]any, len(args))
+			for ak, av := range args {
+				renamed[ak] = av
+			}
+		}
+		delete(renamed, ck)
+		renamed[k] = v
+	}
+	if renamed == nil {
+		return args
+	}
+	return renamed
 }
 
 func cleanValue(v any) any {

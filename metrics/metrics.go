@@ -115,7 +115,39 @@ type Metrics struct {
 	// "deny", "approved", "refused", "withdrawn" (the request went away
 	// before the human answered), "timeout" or "error".
 	AuthzDecisions *prometheus.CounterVec
+	// AppPanics is raxol_app_panics_total{hook}: panics of app code (a
+	// widget's Tools, CallTool, State, HandleEvent, Render, Children or
+	// WidgetID, the model's Init, Update or View, a command, a projection,
+	// the app factory) that were contained, by hook ([AppHooks]).
+	AppPanics *prometheus.CounterVec
 }
+
+// Hooks of app code, the values of the "hook" label of
+// raxol_app_panics_total.
+const (
+	HookTools       = "tools"
+	HookCallTool    = "call_tool"
+	HookState       = "state"
+	HookHandleEvent = "handle_event"
+	HookRender      = "render"
+	HookChildren    = "children"
+	HookWidgetID    = "widget_id"
+	HookInit        = "init"
+	HookUpdate      = "update"
+	HookView        = "view"
+	HookCmd         = "cmd"
+	HookProjection  = "projection"
+	HookFactory     = "factory"
+	HookOther       = "other" // Shown, Focusable, MCPExcluded, a resolver, anything not listed
+)
+
+var appHooks = []string{
+	HookTools, HookCallTool, HookState, HookHandleEvent, HookRender, HookChildren, HookWidgetID,
+	HookInit, HookUpdate, HookView, HookCmd, HookProjection, HookFactory, HookOther,
+}
+
+// AppHooks returns every value of the "hook" label, in a new slice.
+func AppHooks() []string { return slices.Clone(appHooks) }
 
 var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "too_many_clients", "rate_limited", "too_many_connections", OutcomeOther}
 
@@ -131,7 +163,7 @@ var (
 var toolOutcomes = []string{
 	"ok", "unknown_tool", "widget_gone", "invalid_arguments", "tool_error",
 	"update_failed", "timeout", "session_ended", "no_terminal", "denied",
-	"authorization_required", "rate_limited", "paused", "not_focused", "internal", OutcomeOther,
+	"authorization_required", "rate_limited", "paused", "not_focused", "shadowed", "provider_failed", "internal", OutcomeOther,
 }
 
 // ToolOutcomes returns the outcome label values of MCPToolCalls.
@@ -208,6 +240,13 @@ func New() *Metrics {
 			Namespace: "raxol", Subsystem: "authz", Name: "decisions_total",
 			Help: "Authorization decisions by seam and decision.",
 		}, []string{"seam", "decision"}),
+		AppPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Subsystem: "app", Name: "panics_total",
+			Help: "Panics of app code that were contained, by hook.",
+		}, []string{"hook"}),
+	}
+	for _, h := range appHooks {
+		m.AppPanics.WithLabelValues(h)
 	}
 	for _, r := range mcpRejectReasons {
 		m.MCPRejections.WithLabelValues(r)
@@ -233,7 +272,7 @@ func New() *Metrics {
 		m.FoldDuration, m.UpdateFailures, m.ViewFailures,
 		m.FramesWritten, m.BytesWritten,
 		m.MCPToolCalls, m.MCPToolCallDuration, m.MCPClients,
-		m.MCPRejections, m.AuthzDecisions,
+		m.MCPRejections, m.AuthzDecisions, m.AppPanics,
 	)
 	return m
 }
@@ -391,4 +430,16 @@ func (m *Metrics) Authz(seam, decision string) {
 		decision = "error"
 	}
 	m.AuthzDecisions.WithLabelValues(seam, decision).Inc()
+}
+
+// AppPanic counts one contained panic of app code in hook, one of
+// [AppHooks] (any other value counts as "other").
+func (m *Metrics) AppPanic(hook string) {
+	if m == nil {
+		return
+	}
+	if !slices.Contains(appHooks, hook) {
+		hook = HookOther
+	}
+	m.AppPanics.WithLabelValues(hook).Inc()
 }

@@ -29,6 +29,7 @@ var ourMetrics = []string{
 	"raxol_dispatcher_view_failures_total",
 	"raxol_terminal_frames_total",
 	"raxol_terminal_bytes_written_total",
+	"raxol_app_panics_total",
 }
 
 func TestNewRegistersEverything(t *testing.T) {
@@ -74,7 +75,7 @@ func TestNoIdentifyingLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"outcome": true, "limit": true, "reason": true, "seam": true, "decision": true} // each from a fixed set of values
+	allowed := map[string]bool{"outcome": true, "limit": true, "reason": true, "seam": true, "decision": true, "hook": true} // each from a fixed set of values
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "raxol_") {
 			continue
@@ -120,6 +121,23 @@ func TestLimitRejected(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.LimitRejections); n != len(Limits()) {
 		t.Errorf("limit series = %d, want %d", n, len(Limits()))
+	}
+}
+
+func TestAppPanic(t *testing.T) {
+	var nilM *Metrics
+	nilM.AppPanic(HookRender) // no panic
+	m := New()
+	m.AppPanic(HookRender)
+	m.AppPanic("not-a-hook")
+	if got := testutil.ToFloat64(m.AppPanics.WithLabelValues(HookRender)); got != 1 {
+		t.Errorf("render = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.AppPanics.WithLabelValues(HookOther)); got != 1 {
+		t.Errorf("other = %v, want 1 (unknown hooks count there)", got)
+	}
+	if got := testutil.CollectAndCount(m.AppPanics); got != len(AppHooks()) {
+		t.Errorf("%d series, want one per hook (%d), pre-initialized", got, len(AppHooks()))
 	}
 }
 

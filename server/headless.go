@@ -26,6 +26,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -754,9 +755,11 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		return fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
 	}
 	var bridge *mcpbridge.Bridge
+	panics := guard.New(opts.Logger, nil)
 	mgr := session.NewManager(&session.Options{
 		OnEnd:      func(se *session.Session) { bridge.SessionEnded(se.ID) },
 		Dispatcher: &dispatcher.Options{Logger: opts.Logger},
+		Panics:     panics,
 	})
 	bridge, err = mcpbridge.New(mgr, mcpbridge.Options{
 		TransportOnly:      true, // no network: only the sensitive-tool gate applies
@@ -779,7 +782,11 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		bridge.Close()
 		mgr.Close()
 	}()
-	se, _, err := mgr.Start(app.Name, stdioOwner, app.New(), 0)
+	model, err := newModel(panics, app)
+	if err != nil {
+		return fmt.Errorf("server: start session: %w", err)
+	}
+	se, _, err := mgr.Start(app.Name, stdioOwner, model, 0)
 	if err != nil {
 		return fmt.Errorf("server: start session: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/hostkeys"
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -217,6 +218,7 @@ type Server struct {
 	opts        Options
 	log         *slog.Logger
 	metrics     *metrics.Metrics
+	panics      *guard.Reporter // contained panics of the app's code
 	hostKey     *hostkeys.Key
 	keys        *authorizedKeys // nil: any client
 	sessions    *session.Manager
@@ -306,7 +308,9 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	s.hostKey = key
 
+	s.panics = guard.New(opts.Logger, s.metrics)
 	s.sessions = session.NewManager(&session.Options{
+		Panics: s.panics,
 		// A session's MCP clients are closed cleanly when it ends.
 		OnEnd: func(se *session.Session) {
 			s.metrics.SessionsOpen.Dec()
@@ -689,7 +693,11 @@ func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end fu
 	if s.isDraining() {
 		return nil, nil, errors.New("server: shutting down")
 	}
-	se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
+	model, err := newModel(s.panics, s.app)
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
+	}
+	se, ok, err := s.sessions.Start(s.app.Name, owner, model, s.opts.Limits.MaxSessionsPerUser)
 	if err != nil {
 		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
 	}
@@ -699,4 +707,17 @@ func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end fu
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 	return se, func() { s.sessions.End(se.ID) }, nil
+}
+
+// newModel runs the app's factory, containing a panic (counted and logged
+// with its stack): no session starts, and the server keeps serving.
+func newModel(panics *guard.Reporter, app App) (ui.Model, error) {
+	m, err := guard.Call(panics.Session(""), metrics.HookFactory, "", app.New)
+	if err != nil {
+		return nil, fmt.Errorf("the app's factory: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("the app's factory returned a nil model")
+	}
+	return m, nil
 }

@@ -280,7 +280,13 @@ func (s *Server) login(c *conn) {
 		}
 	}
 	owner := session.Owner{User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
-	se, ok, err := s.sessions.Start(s.app.Name, owner, s.app.New(), s.opts.Limits.MaxSessionsPerUser)
+	model, err := newModel(s.panics, s.app)
+	if err != nil {
+		c.end.set(metrics.OutcomeError, "could not start a session")
+		s.log.Error("session start failed", "err", err)
+		return
+	}
+	se, ok, err := s.sessions.Start(s.app.Name, owner, model, s.opts.Limits.MaxSessionsPerUser)
 	if err != nil {
 		if errors.Is(err, session.ErrClosed) {
 			c.end.set(metrics.OutcomeShutdown, "the server is stopping")

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -93,6 +94,7 @@ type Session struct {
 	// Dispatcher folds every change to the session's model.
 	Dispatcher *dispatcher.Dispatcher
 
+	guard     guard.Scope
 	token     atomic.Pointer[string]
 	lastInput atomic.Int64 // unix nanoseconds
 	now       func() time.Time
@@ -103,6 +105,11 @@ type Session struct {
 	onChange []func()
 	shared   shared
 }
+
+// Guard is the scope the session's app code runs in: a panic in a widget,
+// a projection or the model is contained to that call, counted and logged
+// once per (session, hook, widget).
+func (s *Session) Guard() guard.Scope { return s.guard }
 
 // Token returns the session's current MCP bearer token.
 func (s *Session) Token() string { return *s.token.Load() }
@@ -183,6 +190,7 @@ type Manager struct {
 	now      func() time.Time
 	dispOpts *dispatcher.Options
 	onEnd    func(*Session)
+	panics   *guard.Reporter
 	mu       sync.Mutex // protects the following
 	sessions map[string]*Session
 	closed   bool
@@ -196,6 +204,10 @@ type Options struct {
 	Dispatcher *dispatcher.Options
 	// OnEnd, if set, runs after a session has ended and left the registry.
 	OnEnd func(*Session)
+	// Panics counts and logs the contained panics of every session's app
+	// code (Session.Guard, the dispatcher's recovers); nil logs them to
+	// slog.Default and counts nothing.
+	Panics *guard.Reporter
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -209,7 +221,11 @@ func NewManager(opts *Options) *Manager {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Panics == nil {
+		o.Panics = guard.New(nil, nil)
+	}
 	return &Manager{
+		panics:   o.Panics,
 		now:      o.Now,
 		dispOpts: o.Dispatcher,
 		onEnd:    o.OnEnd,
@@ -245,7 +261,7 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 	now := m.now()
 	m.mu.Unlock()
 
-	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now}
+	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, guard: m.panics.Session(id)}
 	s.token.Store(&tok)
 	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only
@@ -297,6 +313,7 @@ func (m *Manager) End(id string) {
 	if m.onEnd != nil {
 		m.onEnd(s)
 	}
+	m.panics.Forget(id)
 }
 
 // List returns the live sessions, oldest first.
@@ -347,6 +364,13 @@ func (s *Session) dispatcherOptions(base *dispatcher.Options) *dispatcher.Option
 	var o dispatcher.Options
 	if base != nil {
 		o = *base
+	}
+	onPanic := o.Hooks.OnPanic
+	o.Hooks.OnPanic = func(hook string, value any, stack []byte) {
+		if onPanic != nil {
+			onPanic(hook, value, stack)
+		}
+		s.guard.Report(hook, "", value, stack)
 	}
 	next := o.Hooks.OnApplied
 	o.Hooks.OnApplied = func(origin dispatcher.Origin, msgs []tea.Msg) {

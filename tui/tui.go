@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -273,7 +275,26 @@ func (m *Model) waitSnapshot() tea.Cmd {
 }
 
 // Update handles one event, then draws the screen if it changed.
-func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+	// The app's widgets run here too (Focusable, WidgetID, Children in
+	// focus order, hit tests): a panic in one costs this message, not the
+	// terminal. A lost snapshot wait is re-armed.
+	defer func() {
+		if v := recover(); v != nil {
+			m.sess.Guard().Report(metrics.HookOther, "", v, debug.Stack())
+			cmd = nil
+			if _, ok := msg.(snapshotMsg); ok {
+				cmd = m.waitSnapshot()
+			}
+			// Still show the latest snapshot (Frame contains its own
+			// panics).
+			_ = m.sess.Guard().Do(metrics.HookOther, "", func() { cmd = tea.Batch(cmd, m.redraw()) })
+		}
+	}()
+	return m.update(msg)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case snapshotMsg:
@@ -540,7 +561,10 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		defer m.mu.Unlock()
 		st := m.localLocked(id)
 		followText(w, st)
-		msgs := w.HandleEvent(ev, st)
+		var msgs []tea.Msg
+		if err := m.sess.Guard().Do(metrics.HookHandleEvent, id, func() { msgs = w.HandleEvent(ev, st) }); err != nil {
+			return nil, fmt.Errorf("widget %q: %w", id, err) // nothing folds
+		}
 		rememberText(st, msgs)
 		acted = msgs
 		return msgs, nil
@@ -614,15 +638,24 @@ func (m *Model) Frame() string {
 	var app string
 	if appH > 0 {
 		m.mu.Lock()
-		m.frame = ui.Render(m.snap.Tree, ui.RenderOptions{
-			Width:     m.width,
-			Height:    appH,
-			Focus:     m.focus,
-			Local:     m.localLocked,
-			Theme:     m.opts.Theme,
-			Highlight: m.highlight,
+		err := m.sess.Guard().Do(metrics.HookRender, "", func() {
+			m.frame = ui.Render(m.snap.Tree, ui.RenderOptions{
+				Width:     m.width,
+				Height:    appH,
+				Focus:     m.focus,
+				Local:     m.localLocked,
+				Theme:     m.opts.Theme,
+				Highlight: m.highlight,
+				// A widget that panics is drawn as a placeholder.
+				OnPanic: func(id string, v any, stack []byte) {
+					m.sess.Guard().Report(metrics.HookRender, id, v, stack)
+				},
+			})
 		})
 		m.mu.Unlock()
+		if err != nil {
+			m.frame = ui.Frame{Content: "⚠ the app failed to draw"}
+		}
 		app = m.frame.Content
 		// Pad so the panel and status bar sit at the bottom.
 		if h := lipgloss.Height(app); h < appH {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"runtime/debug"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -22,6 +23,12 @@ type RenderOptions struct {
 	// Highlight is the id of a widget to draw in the theme's Activity
 	// style (an agent just acted on it), or "".
 	Highlight string
+	// OnPanic, if set, is told of a node that panicked while it was drawn
+	// (its Render, Children, Shown or WidgetID), with the widget's id (""
+	// if it has none or WidgetID panicked), the panic value and the stack.
+	// The node is drawn as a one-line placeholder, the rest of the screen
+	// as usual.
+	OnPanic func(widgetID string, value any, stack []byte)
 }
 
 // Rect is a rectangle of screen cells.
@@ -71,16 +78,17 @@ func Render(root Node, opts RenderOptions) Frame {
 	content := strings.Join(base.lines, "\n")
 	hits := clipHits(base.hits, r.width, r.height)
 
-	for _, o := range r.overlays {
-		w, ok := o.(Widget)
-		if !ok {
+	overlays := r.overlays
+	r.inOverlay = true // overlays are drawn in place from now on
+	for _, o := range overlays {
+		if _, ok := o.(Widget); !ok {
 			continue
 		}
 		ow := min(r.width-2, 72)
 		if ow < 1 {
 			ow = r.width
 		}
-		ob := r.widget(w, ow)
+		ob := r.node(o, ow)
 		if len(ob.lines) > r.height {
 			ob.lines = ob.lines[:r.height]
 		}
@@ -165,8 +173,19 @@ func linesOf(text string, width int) block {
 	return b
 }
 
-func (r *renderer) node(n Node, width int) block {
+// node draws one node. App code that panics (a custom widget's Render,
+// Children...) costs that node its drawing: it becomes a placeholder.
+func (r *renderer) node(n Node, width int) (b block) {
 	width = max(width, 1)
+	defer func() {
+		if v := recover(); v != nil {
+			id := safeID(n)
+			if r.opts.OnPanic != nil {
+				r.opts.OnPanic(id, v, debug.Stack())
+			}
+			b = r.failed(id, width)
+		}
+	}()
 	switch n := n.(type) {
 	case nil:
 		return block{}
@@ -199,6 +218,33 @@ func (r *renderer) node(n Node, width int) block {
 	default:
 		return r.column(n.Children(), 0, width)
 	}
+}
+
+// failed is the placeholder of a node that panicked while drawn.
+func (r *renderer) failed(id string, width int) block {
+	text := "⚠ widget failed"
+	if id != "" {
+		text = "⚠ widget " + dwClean(id) + " failed"
+	}
+	b := linesOf(r.theme.Muted.Render(Truncate(text, width)), width)
+	if id != "" {
+		b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+	}
+	return b
+}
+
+// safeID is a node's widget id, or "" when it has none or WidgetID
+// panics.
+func safeID(n Node) (id string) {
+	defer func() {
+		if recover() != nil {
+			id = ""
+		}
+	}()
+	if w, ok := n.(Widget); ok {
+		return w.WidgetID()
+	}
+	return ""
 }
 
 func (r *renderer) widget(w Widget, width int) block {

@@ -17,6 +17,12 @@ type ToolSpec struct {
 	// arguments. Like Description it is static per (widget type, action):
 	// the bridge compiles it once and reuses it.
 	InputSchema map[string]any
+	// ReadOnly declares a read action: it answers from the current tree
+	// and sends no messages (CallTool returns none). The bridge runs it
+	// without the dispatcher, lets it through while the human has paused
+	// agents, and advertises it readOnlyHint. An action's name says
+	// nothing about this: an undeclared "get_secret" is a write.
+	ReadOnly bool
 	// Annotations may mark the tool {"sensitive": true} or
 	// {"destructiveHint": true}; nothing else survives derivation.
 	Annotations map[string]any

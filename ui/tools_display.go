@@ -94,7 +94,7 @@ func (t Table) Tools() []ToolSpec {
 				argColumn: Prop("string", "The key of the column to sort by, as returned by get_rows."),
 				argDir:    dir,
 			}, argColumn),
-		tool("get_rows", "Return this table's columns (key and title), its rows as lists of cell texts in column order, the index of the selected row (-1 for none) and the current sort column and direction (null when unsorted).", nil),
+		readTool("get_rows", "Return this table's columns (key and title), its rows as lists of cell texts in column order, the index of the selected row (-1 for none) and the current sort column and direction (null when unsorted).", nil),
 	}
 }
 
@@ -316,7 +316,7 @@ func (s Scrubber) Tools() []ToolSpec {
 			map[string]any{argPosition: Prop("integer", "The position to move to, between the control's minimum and maximum inclusive.")}, argPosition),
 		tool("play", "Start playback. Does nothing when already playing.", nil),
 		tool("pause", "Pause playback. Does nothing when already paused.", nil),
-		tool("get_position", "Return the current position, the minimum and maximum positions, and whether playback is running.", nil),
+		readTool("get_position", "Return the current position, the minimum and maximum positions, and whether playback is running.", nil),
 	}
 }
 
@@ -404,7 +404,7 @@ func (v Viewport) Tools() []ToolSpec {
 	return []ToolSpec{
 		tool("scroll_to", "Scroll this viewport so that the line with the given zero-based index is the first visible line. The largest valid index is the total number of lines minus the visible height (see get_visible_range), or 0.",
 			map[string]any{argRow: indexProp("Zero-based index of the line to show at the top.")}, argRow),
-		tool("get_visible_range", "Return the zero-based indices of the first and last visible lines (top and bottom; bottom is -1 when there are no lines) and the total number of lines.", nil),
+		readTool("get_visible_range", "Return the zero-based indices of the first and last visible lines (top and bottom; bottom is -1 when there are no lines) and the total number of lines.", nil),
 	}
 }
 
@@ -485,8 +485,8 @@ func chartRead(action string, args map[string]any, actions map[string]func() any
 // Tools returns get_data and get_range.
 func (b BarChart) Tools() []ToolSpec {
 	return []ToolSpec{
-		tool("get_data", "Return every bar of this bar chart in order, each with its label and value (null for a value that is not a finite number).", nil),
-		tool("get_range", "Return the smallest and largest finite bar values of this bar chart, widened to include 0.", nil),
+		readTool("get_data", "Return every bar of this bar chart in order, each with its label and value (null for a value that is not a finite number).", nil),
+		readTool("get_range", "Return the smallest and largest finite bar values of this bar chart, widened to include 0.", nil),
 	}
 }
 
@@ -527,9 +527,9 @@ func (b BarChart) State() any {
 // Tools returns get_series, get_range and get_point_at.
 func (l LineChart) Tools() []ToolSpec {
 	return []ToolSpec{
-		tool("get_series", "Return every series of this line chart with its name and its values in x order, x starting at 0 (null for a value that is not a finite number).", nil),
-		tool("get_range", "Return the smallest and largest finite values over all series of this line chart.", nil),
-		tool("get_point_at", "Return the value of every series of this line chart at the given zero-based x index; series too short to have it are left out.",
+		readTool("get_series", "Return every series of this line chart with its name and its values in x order, x starting at 0 (null for a value that is not a finite number).", nil),
+		readTool("get_range", "Return the smallest and largest finite values over all series of this line chart.", nil),
+		readTool("get_point_at", "Return the value of every series of this line chart at the given zero-based x index; series too short to have it are left out.",
 			map[string]any{argIndex: indexProp("Zero-based x index of the point.")}, argIndex),
 	}
 }
@@ -593,8 +593,8 @@ func (l LineChart) State() any {
 // Tools returns get_points and get_range.
 func (s ScatterChart) Tools() []ToolSpec {
 	return []ToolSpec{
-		tool("get_points", "Return every series of this scatter chart with its name and its points as x, y pairs (null for a coordinate that is not a finite number).", nil),
-		tool("get_range", "Return the smallest and largest x and y over the points of this scatter chart whose coordinates are both finite numbers.", nil),
+		readTool("get_points", "Return every series of this scatter chart with its name and its points as x, y pairs (null for a coordinate that is not a finite number).", nil),
+		readTool("get_range", "Return the smallest and largest x and y over the points of this scatter chart whose coordinates are both finite numbers.", nil),
 	}
 }
 

@@ -63,6 +63,13 @@ func tool(action, desc string, props map[string]any, required ...string) ToolSpe
 	return ToolSpec{Action: action, Description: desc, InputSchema: ObjectSchema(props, required...)}
 }
 
+// readTool builds a read action's ToolSpec (see [ToolSpec.ReadOnly]).
+func readTool(action, desc string, props map[string]any, required ...string) ToolSpec {
+	t := tool(action, desc, props, required...)
+	t.ReadOnly = true
+	return t
+}
+
 // indexProp is a zero-based integer property.
 func indexProp(desc string) map[string]any {
 	p := Prop("integer", desc)
@@ -378,7 +385,7 @@ func (t TextInput) Tools() []ToolSpec {
 		tool("type_into", "Replace the whole text of this single-line text input with the given text. Line breaks are not allowed. To add to the current text, read it first with get_value.",
 			map[string]any{argText: Prop("string", "The new full text of the field; it replaces the current text.")}, argText),
 		tool("clear", "Erase all the text of this single-line text input.", nil),
-		tool("get_value", "Return the current text of this single-line text input.", nil),
+		readTool("get_value", "Return the current text of this single-line text input.", nil),
 	}
 }
 
@@ -415,7 +422,7 @@ func (t TextArea) Tools() []ToolSpec {
 		tool("type_into", "Replace the whole text of this multi-line text area with the given text; separate lines with \"\\n\". To add to the current text, read it first with get_value.",
 			map[string]any{argText: Prop("string", "The new full text of the field, lines separated by \"\\n\"; it replaces the current text.")}, argText),
 		tool("clear", "Erase all the text of this multi-line text area.", nil),
-		tool("get_value", "Return the current text of this multi-line text area, lines separated by \"\\n\".", nil),
+		readTool("get_value", "Return the current text of this multi-line text area, lines separated by \"\\n\".", nil),
 	}
 }
 
@@ -488,7 +495,7 @@ func (c Checkbox) Tools() []ToolSpec {
 	}
 	return []ToolSpec{
 		tool("toggle", "Flip this checkbox: check it when it is unchecked, uncheck it when it is checked. Call get_checked first if you need a particular state.", nil),
-		tool("get_checked", "Return whether this checkbox is currently checked.", nil),
+		readTool("get_checked", "Return whether this checkbox is currently checked.", nil),
 	}
 }
 
@@ -531,8 +538,8 @@ func (l SelectList) Tools() []ToolSpec {
 	return []ToolSpec{
 		tool("select", "Choose the option at the given zero-based index of this list, as a person choosing it would. Call get_options to see the options in order.",
 			map[string]any{argIndex: indexProp("Zero-based index of the option to choose.")}, argIndex),
-		tool("get_selected", "Return the index and label of the chosen option of this list, or index -1 and a null label when none is chosen.", nil),
-		tool("get_options", "Return the labels of this list's options in order; an option's index is its position in that list.", nil),
+		readTool("get_selected", "Return the index and label of the chosen option of this list, or index -1 and a null label when none is chosen.", nil),
+		readTool("get_options", "Return the labels of this list's options in order; an option's index is its position in that list.", nil),
 	}
 }
 
@@ -596,7 +603,7 @@ func (t Tabs) Tools() []ToolSpec {
 	return []ToolSpec{
 		tool("select_tab", "Make the tab at the given zero-based index the active tab. Call get_tabs to see the tabs in order.",
 			map[string]any{argIndex: indexProp("Zero-based index of the tab to make active.")}, argIndex),
-		tool("get_tabs", "Return the labels of the tabs in order and the index of the active tab (-1 when none is active).", nil),
+		readTool("get_tabs", "Return the labels of the tabs in order and the index of the active tab (-1 when none is active).", nil),
 	}
 }
 
@@ -650,7 +657,7 @@ func (m Menu) Tools() []ToolSpec {
 	return []ToolSpec{
 		tool("select", "Choose the menu item with the given item id, as a person choosing it would. Call get_items to see the item ids; disabled items cannot be chosen.",
 			map[string]any{argItemID: Prop("string", "The id of the menu item to choose, as returned by get_items.")}, argItemID),
-		tool("get_items", "Return every item of this menu, nested items included, in display order, each with its id, label, nesting depth (0 for a top-level item) and whether it is disabled.", nil),
+		readTool("get_items", "Return every item of this menu, nested items included, in display order, each with its id, label, nesting depth (0 for a top-level item) and whether it is disabled.", nil),
 	}
 }
 

@@ -523,6 +523,10 @@ func TestToolSpecsShape(t *testing.T) {
 			if !actionRE.MatchString(s.Action) {
 				t.Errorf("%s: bad action name %q", typ, s.Action)
 			}
+			// The built-in reads are declared, and happen to be named get_*.
+			if s.ReadOnly != strings.HasPrefix(s.Action, "get_") {
+				t.Errorf("%s %s: ReadOnly is %v", typ, s.Action, s.ReadOnly)
+			}
 			if len(s.Description) < 20 {
 				t.Errorf("%s %s: description too short: %q", typ, s.Action, s.Description)
 			}
@@ -690,7 +694,7 @@ func TestToolStatesAndReadsMarshal(t *testing.T) {
 				t.Errorf("%s %s: %v", typ, s.Action, err)
 				continue
 			}
-			if strings.HasPrefix(s.Action, "get_") && msgs != nil {
+			if s.ReadOnly && msgs != nil {
 				t.Errorf("%s %s: a read sent %v", typ, s.Action, msgs)
 			}
 			jsonOf(t, res)

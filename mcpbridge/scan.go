@@ -1,0 +1,201 @@
+package mcpbridge
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// entry is one node of a scanned tree, in pre-order.
+type entry struct {
+	node   ui.Node
+	widget ui.Widget // nil for layout nodes
+	id     string    // the widget's id; "" when WidgetID panicked
+	// overlay is set for a shown overlay (hidden ones are not scanned).
+	overlay bool
+	// end is the index after the last entry of the node's subtree.
+	end int
+}
+
+// scan lists the nodes of tree in pre-order, leaving out hidden overlays
+// and their content, as the human sees the tree. App code it calls
+// (Children, WidgetID, Shown) runs in g: a node whose Children panics is
+// kept without its children, a widget whose WidgetID panics gets no id, an
+// overlay whose Shown panics counts as hidden.
+func scan(g guard.Scope, tree ui.Node) []entry {
+	var out []entry
+	var add func(n ui.Node)
+	add = func(n ui.Node) {
+		if n == nil {
+			return
+		}
+		e := entry{node: n}
+		if w, ok := n.(ui.Widget); ok {
+			e.widget = w
+			e.id, _ = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+		}
+		if o, ok := n.(ui.Overlay); ok {
+			shown, err := guard.Call(g, metrics.HookOther, e.id, o.Shown)
+			if err != nil || !shown {
+				return
+			}
+			e.overlay = true
+		}
+		i := len(out)
+		out = append(out, e)
+		kids, _ := guard.Call(g, metrics.HookChildren, e.id, n.Children)
+		for _, k := range kids {
+			add(k)
+		}
+		out[i].end = len(out)
+	}
+	add(tree)
+	return out
+}
+
+// reach is the part of a scanned tree the human can reach: the open modal
+// (the last shown overlay, as ui.ActiveOverlay) and its content, or all of
+// it.
+type reach struct {
+	lo, hi int
+	modal  string // the open modal's id ("" when none is open)
+	open   bool
+}
+
+func reachOf(es []entry) reach {
+	r := reach{hi: len(es)}
+	for i, e := range es {
+		if e.overlay {
+			r = reach{lo: i, hi: e.end, modal: e.id, open: true}
+		}
+	}
+	return r
+}
+
+func (r reach) covers(i int) bool { return i >= r.lo && i < r.hi }
+
+// first returns the index of the first widget with id (whatever it is),
+// or -1.
+func first(es []entry, id string) int {
+	for i, e := range es {
+		if e.widget != nil && e.id == id && id != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// derive is Derive with the app's code run in g. A widget behind an open
+// modal (shadowed) derives nothing: agents can do only what the human can
+// reach. A widget whose Tools panics derives nothing either.
+func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Derived {
+	if warn == nil {
+		warn = func(string, ...any) {}
+	}
+	es := scan(g, tree)
+	rc := reachOf(es)
+	var out []Derived
+	seen := map[string]bool{}
+	for i, e := range es {
+		// Every widget claims its id, whether or not it offers tools: the
+		// first widget with an id is the one Lookup (and ui.Find) resolve
+		// it to, so a later tool provider with the same id must derive
+		// nothing, or its tools would be advertised but not callable.
+		if e.widget == nil {
+			continue
+		}
+		tp, isProvider := e.node.(ui.ToolProvider)
+		id := e.id
+		switch {
+		case !widgetIDRe.MatchString(id):
+			if isProvider {
+				warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", e.node))
+			}
+			continue
+		case seen[id]:
+			warn("widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", e.node))
+			continue
+		}
+		seen[id] = true
+		if !isProvider || !rc.covers(i) {
+			continue
+		}
+		if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(e.node) }); err != nil || ex {
+			continue
+		}
+		specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+		if err != nil {
+			continue
+		}
+		for _, spec := range specs {
+			if !actionRe.MatchString(spec.Action) {
+				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
+				continue
+			}
+			out = append(out, Derived{
+				Name:        namespace + "." + id + "." + spec.Action,
+				WidgetID:    id,
+				Action:      spec.Action,
+				WidgetType:  fmt.Sprintf("%T", e.node),
+				Description: Clean(spec.Description),
+				Schema:      cleanSchema(spec.InputSchema),
+				Sensitive:   spec.Annotations["sensitive"] == true,
+				Destructive: spec.Annotations["destructiveHint"] == true,
+				ReadOnly:    spec.ReadOnly,
+			})
+		}
+	}
+	return out
+}
+
+// errNoTool: the tree offers no such tool now.
+var errNoTool = errors.New("no such tool in the current view")
+
+// shadowedError: the tool's widget is behind the open modal.
+type shadowedError struct{ widget, modal string }
+
+func (e shadowedError) Error() string {
+	return fmt.Sprintf("widget %q is behind the open modal %q; dismiss or confirm the modal first", e.widget, e.modal)
+}
+
+// resolve is Lookup with the app's code run in g, saying why it found
+// nothing: errNoTool, a shadowedError, or a *guard.Panic when the widget's
+// Tools panicked.
+func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, error) {
+	id, action, ok := SplitName(namespace, name)
+	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
+		return nil, ui.ToolSpec{}, errNoTool
+	}
+	es := scan(g, tree)
+	i := first(es, id) // only the first widget with an id counts
+	if i < 0 {
+		return nil, ui.ToolSpec{}, errNoTool
+	}
+	tp, ok := es[i].node.(ui.ToolProvider)
+	if !ok {
+		return nil, ui.ToolSpec{}, errNoTool
+	}
+	if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(tp) }); err != nil || ex {
+		return nil, ui.ToolSpec{}, errNoTool
+	}
+	if rc := reachOf(es); !rc.covers(i) {
+		modal := rc.modal
+		if modal == "" {
+			modal = "overlay"
+		}
+		return nil, ui.ToolSpec{}, shadowedError{widget: id, modal: modal}
+	}
+	specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+	if err != nil {
+		return nil, ui.ToolSpec{}, err
+	}
+	for _, spec := range specs {
+		if spec.Action == action {
+			return tp, spec, nil
+		}
+	}
+	return nil, ui.ToolSpec{}, errNoTool
+}

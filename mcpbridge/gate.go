@@ -125,6 +125,13 @@ func (g *Gate) Receiving(next mcp.MethodHandler) mcp.MethodHandler {
 // decideRead applies the read seam to one method with its params: nil
 // when allowed, else the -32090 error to answer with.
 func (g *Gate) decideRead(method string, params map[string]any, actx authz.Context) error {
+	return g.decide(method, params, actx, true)
+}
+
+// decide is decideRead; countAllow false counts only refusals (the
+// re-check of every resource update would drown the allows a client's
+// requests got).
+func (g *Gate) decide(method string, params map[string]any, actx authz.Context, countAllow bool) error {
 	d, panicked := g.Policy.DecideRead(method, params, actx)
 	switch {
 	case panicked:
@@ -134,7 +141,9 @@ func (g *Gate) decideRead(method string, params map[string]any, actx authz.Conte
 		g.Metrics.Authz("read", d.Kind.String())
 		return ReadDenied(method, d)
 	}
-	g.Metrics.Authz("read", "allow")
+	if countAllow {
+		g.Metrics.Authz("read", "allow")
+	}
 	return nil
 }
 
@@ -154,7 +163,7 @@ func (g *Gate) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
-		if !ok || p == nil || g.MayRead(p.URI, g.Context(req)) != nil {
+		if !ok || p == nil || g.decide("resources/read", map[string]any{"uri": p.URI}, g.Context(req), false) != nil {
 			return nil, nil
 		}
 		return next(ctx, method, req)

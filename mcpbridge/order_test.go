@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
@@ -102,8 +103,14 @@ var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolSendKey,
 // both, without changing a description, the set, or sending
 // notifications/tools/list_changed (the set is the same).
 func TestToolsListFollowsFocus(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(map[bool]string{false: "streamable", true: "sse"}[sse], func(t *testing.T) { testToolsListFollowsFocus(t, sse) })
+	}
+}
+
+func testToolsListFollowsFocus(t *testing.T, sse bool) {
 	e := newEnv(t)
-	cs, n := e.connect(false)
+	cs, n := e.connect(sse)
 
 	before := listTools(t, cs)
 	if got := marked(before); got != nil {
@@ -224,5 +231,40 @@ func TestFocusOrderComposesWithTheGate(t *testing.T) {
 		if !slices.Contains(toolNames(listTools(t, b)), "app.name.clear") || slices.Contains(toolNames(listTools(t, a)), "app.name.clear") {
 			t.Fatalf("round %d: the per-client filtering leaked between clients", round)
 		}
+	}
+}
+
+// TestFocusMarkWithHoverAndModal: in hover mode the hovered widget leads
+// and the mark stays on the focused one, right after it; behind an open
+// modal the focused widget has no tools to mark, and the modal's tools
+// lead.
+func TestFocusMarkWithHoverAndModal(t *testing.T) {
+	e := policyEnv(t, configured(authz.AllowAll(), authz.AllowAll()), func(o *mcpbridge.Options) { o.LensMode = lens.ModeHover })
+	cs, _ := e.connect(false)
+	e.session.SetAttention(session.Attention{Focus: "name", Hover: "agree"})
+	var tools []*mcp.Tool
+	waitFor(t, func() bool {
+		tools = listTools(t, cs)
+		return len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app.agree.")
+	})
+	hovered, focused := ofWidget(tools, "agree"), ofWidget(tools, "name")
+	want := append(append(slices.Clone(sessionToolNames), hovered...), focused...)
+	if got := toolNames(tools)[:len(want)]; !slices.Equal(got, want) {
+		t.Fatalf("hover mode: tools/list %q, want it to start %q", toolNames(tools), want)
+	}
+	if m := marked(tools); !slices.Equal(m, focused) {
+		t.Fatalf("hover mode: marked %q, want the focused widget's %q", m, focused)
+	}
+
+	call(t, cs, "app.open.click", nil) // opens the modal "dlg"
+	waitFor(t, func() bool { return !slices.Contains(toolNames(listTools(t, cs)), "app.name.type_into") })
+	if m := marked(listTools(t, cs)); m != nil {
+		t.Fatalf("focus behind the modal: marked %q, want none", m)
+	}
+	e.session.SetAttention(session.Attention{Focus: "dlg"})
+	waitFor(t, func() bool { return marked(listTools(t, cs)) != nil })
+	tools = listTools(t, cs)
+	if m, own := marked(tools), ofWidget(tools, "dlg"); len(own) == 0 || !slices.Equal(m, own) || !slices.Equal(toolNames(tools)[3:3+len(own)], own) {
+		t.Fatalf("focus on the modal: tools/list %q, marked %q", toolNames(tools), m)
 	}
 }

@@ -44,6 +44,9 @@
 //     still shadowed and still cut to MaxTools.
 //   - A tool name seen twice keeps its first occurrence only.
 //
+// The order matters: it is the order of the session's tools/list, where
+// the bridge also marks the focused widget's tools with _meta "focused".
+//
 // Select is pure and deterministic: it starts no goroutines, touches no
 // globals, does not modify its arguments, and gives the same output for the
 // same input. It is safe to call from any goroutine.

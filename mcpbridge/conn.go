@@ -61,6 +61,11 @@ type conn struct {
 	registered map[string]bool
 	warned     map[string]bool
 	res        *resources
+	// rank is each advertised name's position in the lens's order, and
+	// focusedTools the advertised tools of the focused widget: how
+	// tools/list orders and marks the registered tools (order).
+	rank         map[string]int
+	focusedTools map[string]bool
 }
 
 func newConn(b *Bridge, se *session.Session) *conn {
@@ -89,10 +94,11 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		UnsubscribeHandler:        c.unsubscribe,
 		SupportedProtocolVersions: handshakeVersions(),
 	})
-	// In order: count and rate-limit every call, authorize, then serve
-	// derived tools.
+	// In order: count and rate-limit every call, authorize (and filter
+	// tools/list per entry), put tools/list in the lens's order with the
+	// focused widget's tools marked, then serve derived tools.
 	c.gate = &Gate{Policy: b.opts.Policy, Metrics: b.opts.Metrics, Context: c.clientContext, Call: c.authorizeCall, Listable: c.listable}
-	c.server.AddReceivingMiddleware(c.meter, c.gate.Receiving, c.middleware)
+	c.server.AddReceivingMiddleware(c.meter, c.gate.Receiving, c.order, c.middleware)
 	c.server.AddSendingMiddleware(c.gate.Sending)
 	c.addSessionTools()
 	c.res = newResources(c)
@@ -181,7 +187,7 @@ func (c *conn) sync() {
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
-	advertised := lens.Names(lens.Select(lensTools(derived), lens.Input{
+	selected := lens.Select(lensTools(derived), lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,
 		Tree:     c.widgetIDs(snap.Tree),
@@ -189,7 +195,16 @@ func (c *conn) sync() {
 		Hover:    att.Hover,
 		Recent:   c.sess.Recent(),
 		Modal:    c.modalIDs(snap.Tree),
-	}))
+	})
+	advertised := lens.Names(selected)
+	rank := make(map[string]int, len(selected))
+	focused := map[string]bool{}
+	for i, t := range selected {
+		rank[t.Name] = i
+		if att.Focus != "" && t.WidgetID == att.Focus {
+			focused[t.Name] = true
+		}
+	}
 
 	c.mu.Lock()
 	want := map[string]bool{}
@@ -228,6 +243,7 @@ func (c *conn) sync() {
 		c.registered[d.Name] = true
 	}
 	c.advertised = advertised
+	c.rank, c.focusedTools = rank, focused
 	c.mu.Unlock()
 	if len(remove) > 0 {
 		c.server.RemoveTools(remove...)

@@ -24,6 +24,8 @@ await client.connect(transport);
 
 const { tools } = await client.listTools();
 console.log("tools the lens offers now:", tools.map((t) => t.name).join(", "));
+// The focused widget's tools come right after the session tools, marked.
+console.log("the human is on:", tools.filter((t) => t._meta?.focused).map((t) => t.name).join(", "));
 
 await client.subscribeResource({ uri: "demo://state/services" });
 const typed = await client.callTool({ name: "demo.search.type_into", arguments: { text: "bill" } });

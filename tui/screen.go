@@ -28,6 +28,7 @@ type screen struct {
 	buf           bytes.Buffer
 	env           []string
 	profile       colorprofile.Profile
+	plain         bool                 // no modes, no attributes: see term.go
 	scr           *uv.TerminalRenderer // nil while released
 	width, height int
 	last          string // content of the last frame drawn
@@ -37,7 +38,7 @@ type screen struct {
 }
 
 func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
-	s := &screen{w: w, env: env, profile: profile, width: max(width, 1), height: max(height, 1), dirty: true}
+	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true}
 	s.scr = s.newRenderer()
 	return s
 }
@@ -46,7 +47,8 @@ func (s *screen) newRenderer() *uv.TerminalRenderer {
 	r := uv.NewTerminalRenderer(&s.buf, s.env)
 	r.SetColorProfile(s.profile)
 	r.SetTabStops(-1)
-	r.SetScrollOptim(true)
+	// Scroll regions are beyond what a plain terminal is known to do.
+	r.SetScrollOptim(!s.plain)
 	r.Resize(s.width, s.height)
 	return r
 }
@@ -61,7 +63,9 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 		return s.scr
 	}
 	// As start left it, minus the output.
-	s.scr.SaveCursor()
+	if !s.plain {
+		s.scr.SaveCursor()
+	}
 	s.scr.SetFullscreen(true)
 	s.scr.SetRelativeCursor(false)
 	s.scr.Erase()
@@ -88,7 +92,8 @@ func (s *screen) release() {
 	}
 }
 
-// setProfile changes the color profile; the next draw repaints.
+// setProfile changes the color profile; the next draw repaints. The
+// modes chosen at start stay.
 func (s *screen) setProfile(p colorprofile.Profile) {
 	s.profile = p
 	if s.scr != nil {
@@ -103,12 +108,19 @@ func (s *screen) setProfile(p colorprofile.Profile) {
 var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
 // start switches the terminal to the alternate screen with mouse reporting
-// and bracketed paste, and hides the cursor.
+// and bracketed paste, and hides the cursor. A plain terminal gets none of
+// that: its screen is cleared and drawn in place.
 func (s *screen) start(title string) error {
 	if s.started {
 		return nil
 	}
 	s.started = true
+	if s.plain {
+		s.scr.SetFullscreen(true)
+		s.scr.SetRelativeCursor(false)
+		s.scr.Erase()
+		return s.flush()
+	}
 	s.scr.SaveCursor()
 	s.buf.WriteString(ansi.SetModeAltScreenSaveCursor)
 	s.scr.SetFullscreen(true)
@@ -180,6 +192,13 @@ func (s *screen) close() error {
 	}
 	s.renderer()
 	s.closed = true
+	if s.plain {
+		// No main screen to go back to: clear what the app showed (the
+		// attach panel's token, say) and leave the cursor at the top.
+		_ = s.scr.Flush()
+		s.buf.WriteString(ansi.CursorHomePosition + ansi.EraseScreenBelow)
+		return s.flush()
+	}
 	s.scr.MoveTo(0, s.height-1)
 	_ = s.scr.Flush()
 	s.buf.WriteString(ansi.ResetModeMouseButtonEvent + ansi.ResetModeMouseAnyEvent + ansi.ResetModeMouseExtSgr)

@@ -3,7 +3,9 @@ package server_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -119,6 +122,29 @@ func TestPlainTerminal(t *testing.T) {
 		c.WaitFor(t, func(s string) bool { return markedText(s) == text }, waitShort)
 	}
 
+	// The terminal's own cursor shows what reverse video would: the text
+	// cursor of the focused field, the highlighted row of a table.
+	c.Key(keyTab)
+	c.Type("abc")
+	c.Key(keyLeft)
+	screen := c.WaitFor(t, "> Search: abc", waitShort)
+	eventually(t, waitShort, func() bool {
+		x, y := c.cursor()
+		lines := strings.Split(c.Screen(), "\n")
+		return y < len(lines) && strings.HasPrefix(lines[y][x:], "c")
+	}, "cursor not on the search field's text cursor (%v):\n%s", fmt.Sprint(c.cursor()), screen)
+	for i := slices.Index(order, demo.IDSearch) + 1; i <= slices.Index(order, demo.IDTable); i++ {
+		c.Key(keyTab)
+		eventually(t, waitShort, func() bool { return se.Attention().Focus == order[i] },
+			"focus = %q, want %q", se.Attention().Focus, order[i])
+	}
+	c.Key(keyDown)
+	eventually(t, waitShort, func() bool {
+		_, y := c.cursor()
+		lines := strings.Split(c.Screen(), "\n")
+		return y < len(lines) && strings.Contains(lines[y], "auth ")
+	}, "cursor not on the table's highlighted row:\n%s", c.Screen())
+
 	raw := c.Raw()
 	for name, seq := range modeSequences {
 		if bytes.Contains(raw, []byte(seq)) {
@@ -131,6 +157,14 @@ func TestPlainTerminal(t *testing.T) {
 	if bytes.Contains(raw, []byte("\x1b]8;")) {
 		t.Error("hyperlink sent to a plain terminal")
 	}
+}
+
+// cursor returns the emulator's cursor position.
+func (c *client) cursor() (x, y int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.em.CursorPosition()
+	return p.X, p.Y
 }
 
 // firstText is the start of a widget's own first line of text, as the

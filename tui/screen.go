@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // screen draws frames on one terminal on demand, sending only the cells
@@ -28,7 +30,11 @@ type screen struct {
 	buf           bytes.Buffer
 	env           []string
 	profile       colorprofile.Profile
-	plain         bool                 // no modes, no attributes: see term.go
+	plain         bool    // no modes, no attributes: see term.go
+	focus         ui.Rect // the focused widget, where a plain terminal's cursor rests
+	hasFocus      bool
+	cursorX       int // where the cursor rests after the frame; -1: anywhere
+	cursorY       int
 	scr           *uv.TerminalRenderer // nil while released
 	width, height int
 	last          string // content of the last frame drawn
@@ -160,6 +166,9 @@ func (s *screen) draw(content string) error {
 	s.dirty = false
 	s.last = content
 	s.render(content)
+	if s.cursorX >= 0 {
+		s.scr.MoveTo(s.cursorX, s.cursorY)
+	}
 	if err := s.scr.Flush(); err != nil {
 		return fmt.Errorf("tui: render: %w", err)
 	}
@@ -180,7 +189,35 @@ func (s *screen) render(content string) {
 		buf.TouchLine(0, y, s.width)
 	}
 	uv.NewStyledString(content).Draw(buf, buf.Bounds())
+	s.cursorX, s.cursorY = s.restingCursor(buf)
 	s.scr.Render(buf.RenderBuffer)
+}
+
+// setFocus tells a plain terminal's screen where the focused widget is
+// drawn in the next frame (ok false: nothing is focused).
+func (s *screen) setFocus(r ui.Rect, ok bool) { s.focus, s.hasFocus = r, ok }
+
+// restingCursor returns where a plain terminal's cursor rests after buf
+// is drawn, or -1, -1 for anywhere. The terminal cannot show the reverse
+// video the focused widget's text cursor or highlighted row is drawn in,
+// but it shows its own cursor (never hidden there): it rests on the first
+// reverse cell of the focused widget, else on the widget's first cell.
+func (s *screen) restingCursor(buf *uv.ScreenBuffer) (int, int) {
+	if !s.plain || !s.hasFocus {
+		return -1, -1
+	}
+	r := s.focus
+	for y := max(r.Y, 0); y < min(r.Y+r.H, buf.Height()); y++ {
+		for x := max(r.X, 0); x < min(r.X+r.W, buf.Width()); x++ {
+			if c := buf.CellAt(x, y); c != nil && c.Style.Attrs&uv.AttrReverse != 0 {
+				return x, y
+			}
+		}
+	}
+	if r.X < 0 || r.Y < 0 || r.X >= buf.Width() || r.Y >= buf.Height() {
+		return -1, -1
+	}
+	return r.X, r.Y
 }
 
 // close restores the terminal: mouse and paste modes off, cursor shown,

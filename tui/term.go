@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/colorprofile"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // What a terminal can do is decided from its type (TERM) with a small
@@ -106,4 +108,15 @@ func plainProfile(p colorprofile.Profile) bool { return p == colorprofile.NoTTY 
 // focus is drawn with colours (a box's border, a label), which p lacks.
 func markFocus(p colorprofile.Profile) bool {
 	return p == colorprofile.NoTTY || p == colorprofile.ASCII
+}
+
+// focusRect returns where the focused widget was drawn in the last frame
+// (the topmost of its rectangles), for a plain terminal's cursor.
+func (m *Model) focusRect() (ui.Rect, bool) {
+	for i := len(m.frame.Hits) - 1; i >= 0; i-- {
+		if h := m.frame.Hits[i]; h.ID == m.focus && m.focus != "" {
+			return h.Rect, true
+		}
+	}
+	return ui.Rect{}, false
 }

@@ -435,6 +435,7 @@ func (m *Model) redraw() tea.Cmd {
 	if m.opts.Primary {
 		m.sess.SetScreen(frame, m.snap.Version)
 	}
+	m.scr.setFocus(m.focusRect())
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
 	m.armIdle()

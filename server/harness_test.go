@@ -144,7 +144,9 @@ type clientOpts struct {
 	proxy   bool         // dial through a proxy that can stall the output
 	command string       // run this command (exec, as `ssh -t host cmd`) instead of a shell
 	hostKey gossh.HostKeyCallback
-	keepRaw bool // keep every byte of stdout (Raw)
+	keepRaw bool              // keep every byte of stdout (Raw)
+	term    string            // TERM of the PTY; "": xterm-256color
+	env     map[string]string // environment variables to send
 }
 
 // client is one SSH connection with one session running the shell, its
@@ -266,8 +268,16 @@ func connectOn(t testing.TB, conn *gossh.Client, o clientOpts) *client {
 	if c.sess, err = conn.NewSession(); err != nil {
 		fail("NewSession", err)
 	}
+	for k, v := range o.env {
+		if err := c.sess.Setenv(k, v); err != nil {
+			fail("Setenv "+k, err)
+		}
+	}
+	if o.term == "" {
+		o.term = "xterm-256color"
+	}
 	if !o.noPty {
-		if err := c.sess.RequestPty("xterm-256color", o.h, o.w, gossh.TerminalModes{}); err != nil {
+		if err := c.sess.RequestPty(o.term, o.h, o.w, gossh.TerminalModes{}); err != nil {
 			fail("RequestPty", err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
-	"github.com/charmbracelet/colorprofile"
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -237,6 +236,10 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 			c.end.set(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
 			return
 		}
+		if why := tui.Undrivable(c.pty.Term); why != "" {
+			c.end.set(metrics.OutcomeRejected, why)
+			return
+		}
 		if s.isDraining() {
 			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 			return
@@ -347,7 +350,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		BaseURL:      s.publicURL(c.sess.LocalAddr()),
 		Output:       s.metrics.CountingWriter(c.sess),
 		Environ:      environ,
-		ColorProfile: colorprofile.Env(environ),
+		ColorProfile: tui.Profile(environ),
 		Width:        w,
 		Height:       h,
 		Primary:      t.startPrimary,

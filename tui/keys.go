@@ -29,11 +29,19 @@ var namedKeys = map[string]tea.KeyPressMsg{
 	"ctrl+e":    {Code: 'e', Mod: tea.ModCtrl},
 	"ctrl+o":    {Code: 'o', Mod: tea.ModCtrl},
 	"ctrl+c":    {Code: 'c', Mod: tea.ModCtrl},
+	// The readline keys of the text widgets (ui/readline.go).
+	"ctrl+u":        {Code: 'u', Mod: tea.ModCtrl},
+	"ctrl+k":        {Code: 'k', Mod: tea.ModCtrl},
+	"ctrl+w":        {Code: 'w', Mod: tea.ModCtrl},
+	"alt+b":         {Code: 'b', Mod: tea.ModAlt},
+	"alt+f":         {Code: 'f', Mod: tea.ModAlt},
+	"alt+d":         {Code: 'd', Mod: tea.ModAlt},
+	"alt+backspace": {Code: tea.KeyBackspace, Mod: tea.ModAlt},
 }
 
 // KeyNames lists the named keys ParseKey accepts, for documentation.
 func KeyNames() []string {
-	return []string{"enter", "tab", "shift+tab", "esc", "space", "backspace", "delete", "up", "down", "left", "right", "home", "end", "pgup", "pgdown", "ctrl+a", "ctrl+e", "ctrl+o"}
+	return []string{"enter", "tab", "shift+tab", "esc", "space", "backspace", "delete", "up", "down", "left", "right", "home", "end", "pgup", "pgdown", "ctrl+a", "ctrl+e", "ctrl+o", "ctrl+u", "ctrl+k", "ctrl+w", "alt+b", "alt+f", "alt+d", "alt+backspace"}
 }
 
 // ParseKey turns a key name, or a single printable character, into the

@@ -9,6 +9,8 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // screen draws frames on one terminal on demand, sending only the cells
@@ -28,6 +30,11 @@ type screen struct {
 	buf           bytes.Buffer
 	env           []string
 	profile       colorprofile.Profile
+	plain         bool    // no modes, no attributes: see term.go
+	focus         ui.Rect // the focused widget, where a plain terminal's cursor rests
+	hasFocus      bool
+	cursorX       int // where the cursor rests after the frame; -1: anywhere
+	cursorY       int
 	scr           *uv.TerminalRenderer // nil while released
 	width, height int
 	last          string // content of the last frame drawn
@@ -37,7 +44,7 @@ type screen struct {
 }
 
 func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
-	s := &screen{w: w, env: env, profile: profile, width: max(width, 1), height: max(height, 1), dirty: true}
+	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true}
 	s.scr = s.newRenderer()
 	return s
 }
@@ -46,7 +53,8 @@ func (s *screen) newRenderer() *uv.TerminalRenderer {
 	r := uv.NewTerminalRenderer(&s.buf, s.env)
 	r.SetColorProfile(s.profile)
 	r.SetTabStops(-1)
-	r.SetScrollOptim(true)
+	// Scroll regions are beyond what a plain terminal is known to do.
+	r.SetScrollOptim(!s.plain)
 	r.Resize(s.width, s.height)
 	return r
 }
@@ -61,7 +69,9 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 		return s.scr
 	}
 	// As start left it, minus the output.
-	s.scr.SaveCursor()
+	if !s.plain {
+		s.scr.SaveCursor()
+	}
 	s.scr.SetFullscreen(true)
 	s.scr.SetRelativeCursor(false)
 	s.scr.Erase()
@@ -88,7 +98,8 @@ func (s *screen) release() {
 	}
 }
 
-// setProfile changes the color profile; the next draw repaints.
+// setProfile changes the color profile; the next draw repaints. The
+// modes chosen at start stay.
 func (s *screen) setProfile(p colorprofile.Profile) {
 	s.profile = p
 	if s.scr != nil {
@@ -103,12 +114,19 @@ func (s *screen) setProfile(p colorprofile.Profile) {
 var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
 // start switches the terminal to the alternate screen with mouse reporting
-// and bracketed paste, and hides the cursor.
+// and bracketed paste, and hides the cursor. A plain terminal gets none of
+// that: its screen is cleared and drawn in place.
 func (s *screen) start(title string) error {
 	if s.started {
 		return nil
 	}
 	s.started = true
+	if s.plain {
+		s.scr.SetFullscreen(true)
+		s.scr.SetRelativeCursor(false)
+		s.scr.Erase()
+		return s.flush()
+	}
 	s.scr.SaveCursor()
 	s.buf.WriteString(ansi.SetModeAltScreenSaveCursor)
 	s.scr.SetFullscreen(true)
@@ -148,6 +166,9 @@ func (s *screen) draw(content string) error {
 	s.dirty = false
 	s.last = content
 	s.render(content)
+	if s.cursorX >= 0 {
+		s.scr.MoveTo(s.cursorX, s.cursorY)
+	}
 	if err := s.scr.Flush(); err != nil {
 		return fmt.Errorf("tui: render: %w", err)
 	}
@@ -168,7 +189,35 @@ func (s *screen) render(content string) {
 		buf.TouchLine(0, y, s.width)
 	}
 	uv.NewStyledString(content).Draw(buf, buf.Bounds())
+	s.cursorX, s.cursorY = s.restingCursor(buf)
 	s.scr.Render(buf.RenderBuffer)
+}
+
+// setFocus tells a plain terminal's screen where the focused widget is
+// drawn in the next frame (ok false: nothing is focused).
+func (s *screen) setFocus(r ui.Rect, ok bool) { s.focus, s.hasFocus = r, ok }
+
+// restingCursor returns where a plain terminal's cursor rests after buf
+// is drawn, or -1, -1 for anywhere. The terminal cannot show the reverse
+// video the focused widget's text cursor or highlighted row is drawn in,
+// but it shows its own cursor (never hidden there): it rests on the first
+// reverse cell of the focused widget, else on the widget's first cell.
+func (s *screen) restingCursor(buf *uv.ScreenBuffer) (int, int) {
+	if !s.plain || !s.hasFocus {
+		return -1, -1
+	}
+	r := s.focus
+	for y := max(r.Y, 0); y < min(r.Y+r.H, buf.Height()); y++ {
+		for x := max(r.X, 0); x < min(r.X+r.W, buf.Width()); x++ {
+			if c := buf.CellAt(x, y); c != nil && c.Style.Attrs&uv.AttrReverse != 0 {
+				return x, y
+			}
+		}
+	}
+	if r.X < 0 || r.Y < 0 || r.X >= buf.Width() || r.Y >= buf.Height() {
+		return -1, -1
+	}
+	return r.X, r.Y
 }
 
 // close restores the terminal: mouse and paste modes off, cursor shown,
@@ -180,6 +229,13 @@ func (s *screen) close() error {
 	}
 	s.renderer()
 	s.closed = true
+	if s.plain {
+		// No main screen to go back to: clear what the app showed (the
+		// attach panel's token, say) and leave the cursor at the top.
+		_ = s.scr.Flush()
+		s.buf.WriteString(ansi.CursorHomePosition + ansi.EraseScreenBelow)
+		return s.flush()
+	}
 	s.scr.MoveTo(0, s.height-1)
 	_ = s.scr.Flush()
 	s.buf.WriteString(ansi.ResetModeMouseButtonEvent + ansi.ResetModeMouseAnyEvent + ansi.ResetModeMouseExtSgr)

@@ -158,8 +158,9 @@ type Model struct {
 	focus        string
 	showAttach   bool
 	notice       string
-	frame        ui.Frame // last rendered app frame, for mouse hit tests
-	scr          *screen  // nil when Options.Output is nil
+	frame        ui.Frame             // last rendered app frame, for mouse hit tests
+	scr          *screen              // nil when Options.Output is nil
+	profile      colorprofile.Profile // what the terminal shows now (term.go)
 	lastDraw     time.Time
 	pending      bool          // a frameMsg is scheduled
 	ticking      bool          // a countdownMsg is scheduled
@@ -200,6 +201,7 @@ func New(sess *session.Session, opts Options) *Model {
 		origin:       dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal},
 		done:         make(chan struct{}),
 		snap:         sub.Latest(),
+		profile:      opts.ColorProfile,
 		width:        80,
 		height:       24,
 		locals:       make(map[string]*ui.LocalState),
@@ -321,8 +323,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.scr.resize(m.width, m.height)
 		}
 	case tea.ColorProfileMsg:
+		m.profile = limitProfile(msg.Profile, m.opts.Environ, m.opts.ColorProfile)
 		if m.scr != nil {
-			m.scr.setProfile(msg.Profile)
+			m.scr.setProfile(m.profile)
 		}
 	case NoticeMsg:
 		m.notice = string(msg)
@@ -432,6 +435,7 @@ func (m *Model) redraw() tea.Cmd {
 	if m.opts.Primary {
 		m.sess.SetScreen(frame, m.snap.Version)
 	}
+	m.scr.setFocus(m.focusRect())
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
 	m.armIdle()
@@ -646,6 +650,7 @@ func (m *Model) Frame() string {
 				Local:     m.localLocked,
 				Theme:     m.opts.Theme,
 				Highlight: m.highlight,
+				MarkFocus: markFocus(m.profile),
 				// A widget that panics is drawn as a placeholder.
 				OnPanic: func(id string, v any, stack []byte) {
 					m.sess.Guard().Report(metrics.HookRender, id, v, stack)

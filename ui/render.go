@@ -23,6 +23,11 @@ type RenderOptions struct {
 	// Highlight is the id of a widget to draw in the theme's Activity
 	// style (an agent just acted on it), or "".
 	Highlight string
+	// MarkFocus marks the focused widget in the text itself, for
+	// terminals that cannot show the theme's colours: it is drawn two
+	// columns narrower, after [FocusMarker] on its first line and two
+	// spaces on the others.
+	MarkFocus bool
 	// OnPanic, if set, is told of a node that panicked while it was drawn
 	// (its Render, Children, Shown or WidgetID), with the widget's id (""
 	// if it has none or WidgetID panicked), the panic value and the stack.
@@ -247,15 +252,24 @@ func safeID(n Node) (id string) {
 	return ""
 }
 
+// FocusMarker is drawn before the focused widget's first line under
+// [RenderOptions.MarkFocus].
+const FocusMarker = "> "
+
 func (r *renderer) widget(w Widget, width int) block {
 	id := w.WidgetID()
 	st := r.local(id)
 	if st == nil {
 		st = &LocalState{}
 	}
+	focused := id != "" && id == r.focus
+	mark := focused && r.opts.MarkFocus && width > len(FocusMarker)
+	if mark {
+		width -= len(FocusMarker)
+	}
 	rc := RenderContext{
 		Width:   width,
-		Focused: id != "" && id == r.focus,
+		Focused: focused,
 		Local:   st,
 		Theme:   r.theme,
 		Child: func(n Node, w int) string {
@@ -270,7 +284,23 @@ func (r *renderer) widget(w Widget, width int) block {
 			b.lines[i] = r.theme.Activity.Render(padLine(ansi.Strip(l), b.w))
 		}
 	}
-	b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+	if !mark {
+		b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+		return b
+	}
+	if len(b.lines) == 0 {
+		b.lines = []string{""}
+	}
+	b.hits = []Hit{{ID: id, Rect: Rect{X: len(FocusMarker), W: b.w, H: len(b.lines)}}}
+	indent := strings.Repeat(" ", len(FocusMarker))
+	for i, l := range b.lines {
+		if i == 0 {
+			b.lines[i] = FocusMarker + l
+		} else {
+			b.lines[i] = indent + l
+		}
+	}
+	b.w += len(FocusMarker)
 	return b
 }
 

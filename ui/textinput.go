@@ -14,7 +14,8 @@ import (
 //
 // Keys: printable keys insert at the cursor (LocalState.Cursor, in runes),
 // Backspace and Delete remove, Left/Right move, Home/End and ctrl+a/ctrl+e
-// jump to the ends. A paste is inserted at the cursor with line breaks
+// jump to the ends, and the readline keys (ctrl+u, ctrl+k, ctrl+w, alt+b,
+// alt+f, alt+backspace, alt+d; see readline.go) kill and move. A paste is inserted at the cursor with line breaks
 // turned into spaces. A click moves the cursor.
 type TextInput struct {
 	// ID identifies the widget in its tree.
@@ -66,7 +67,8 @@ func (t TextInput) field() lineField {
 
 // PasswordField is a one-line secret field. It edits like [TextInput] and
 // sends [PasswordFieldChanged], but never draws its text: each rune shows
-// as "•". Its String and GoString methods do not reveal Value either.
+// as "•". Its word keys (alt+b, ctrl+w...) take the secret as one word,
+// so the cursor never shows where its spaces are. Its String and GoString methods do not reveal Value either.
 type PasswordField struct {
 	// ID identifies the widget in its tree.
 	ID string
@@ -128,7 +130,8 @@ func (p PasswordField) field() lineField {
 // [TextInput] and sends [TextAreaChanged]; in addition Enter inserts a line
 // break, a paste keeps its line breaks, Up/Down move between lines keeping
 // the column when the line is long enough, and Home/End (ctrl+a/ctrl+e)
-// jump to the ends of the cursor's line. LocalState.Offset is the first
+// jump to the ends of the cursor's line, as ctrl+u/ctrl+k kill within it.
+// LocalState.Offset is the first
 // visible line.
 type TextArea struct {
 	// ID identifies the widget in its tree.
@@ -187,7 +190,7 @@ func (t TextArea) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		t.click(c, st)
 		return nil
 	}
-	v, changed := editText(t.Value, ev, st, lenLimit(t.MaxLen, 4*DefaultMaxLen), true)
+	v, changed := editText(t.Value, ev, st, lenLimit(t.MaxLen, 4*DefaultMaxLen), true, false)
 	lines := splitLines([]rune(v))
 	st.Offset = windowTop(st.Offset, lines.lineOf(st.Cursor), t.height(), len(lines.starts))
 	if !changed {
@@ -295,7 +298,7 @@ func (f lineField) edit(ev Event, st *LocalState, maxLen int) (string, bool) {
 		f.click(c, st)
 		return f.value, false
 	}
-	return editText(f.value, ev, st, lenLimit(maxLen, DefaultMaxLen), false)
+	return editText(f.value, ev, st, lenLimit(maxLen, DefaultMaxLen), false, f.masked)
 }
 
 // layout returns the label prefix and the width of the text part for a
@@ -365,8 +368,9 @@ func fieldLabel(label string, w int) string {
 // returns the new value and whether it changed. The value never grows
 // beyond maxLen runes, and a paste adds at most [DefaultMaxLen] runes.
 // multiline enables Enter, Up and Down, keeps pasted line breaks and makes
-// Home/End work on the cursor's line.
-func editText(value string, ev Event, st *LocalState, maxLen int, multiline bool) (string, bool) {
+// Home/End work on the cursor's line. The readline keys (readline.go) edit
+// too; secret makes the whole text one word for them.
+func editText(value string, ev Event, st *LocalState, maxLen int, multiline, secret bool) (string, bool) {
 	runes := []rune(value)
 	cur := clampCursor(st.Cursor, len(runes))
 	st.Cursor = cur
@@ -391,6 +395,13 @@ func editText(value string, ev Event, st *LocalState, maxLen int, multiline bool
 	case tea.PasteMsg:
 		return insert(ev.Content, DefaultMaxLen)
 	case tea.KeyPressMsg:
+		if ok, out, c := readlineKey(ev.String(), runes, cur, start, end, secret); ok {
+			st.Cursor = c
+			if out == nil {
+				return value, false
+			}
+			return string(out), true
+		}
 		switch ev.String() {
 		case "backspace":
 			if cur == 0 {

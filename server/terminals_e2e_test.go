@@ -66,13 +66,13 @@ var modeSequences = map[string]string{
 	"save cursor":        "\x1b7",
 }
 
-// TestDumbTerminalRefused: TERM=dumb has no cursor addressing, so a
-// full-screen app cannot be drawn on it: one line says so, the exit
-// status is 1, nothing is drawn and no session starts.
-func TestDumbTerminalRefused(t *testing.T) {
+// TestUndrivableTerminalRefused: a hardcopy terminal, or one whose
+// cursor addressing is not ANSI, cannot show a full-screen app: one line
+// says so, the exit status is 1, nothing is drawn and no session starts.
+func TestUndrivableTerminalRefused(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, server.Options{})
-	for _, term := range []string{"dumb", "vt52"} {
+	for _, term := range []string{"vt52", "glasstty", "tty33"} {
 		c := connect(t, srv.SSHAddr(), clientOpts{term: term, keepRaw: true})
 		err, stderr := c.WaitExit(t, waitLong)
 		var ee *gossh.ExitError
@@ -93,13 +93,19 @@ func TestDumbTerminalRefused(t *testing.T) {
 	}
 }
 
-// TestPlainTerminal: a terminal with cursor addressing and no attributes
-// (ansi-mini) gets text and cursor moves alone: no modes, no SGR at all;
-// after every Tab the focused widget is the one marked with "> ".
+// TestPlainTerminal: a terminal without attributes (TERM=dumb, ansi-mini)
+// gets text and cursor moves alone: no modes, no SGR at all; after every
+// Tab the focused widget is the one marked with "> ".
 func TestPlainTerminal(t *testing.T) {
 	t.Parallel()
+	for _, term := range []string{"dumb", "ansi-mini"} {
+		t.Run(term, func(t *testing.T) { t.Parallel(); testPlainTerminal(t, term) })
+	}
+}
+
+func testPlainTerminal(t *testing.T, term string) {
 	srv := startServer(t, server.Options{})
-	c := connect(t, srv.SSHAddr(), clientOpts{term: "ansi-mini", keepRaw: true})
+	c := connect(t, srv.SSHAddr(), clientOpts{term: term, keepRaw: true})
 	waitDemo(t, c)
 	se := onlySession(t, srv)
 

@@ -13,12 +13,12 @@ import (
 // client's environment (NO_COLOR, COLORTERM...; colorprofile.Env):
 //
 //   - Terminals that cannot be driven: a full-screen app needs ANSI
-//     (ECMA-48) cursor addressing. "dumb" and the other types in
-//     [Undrivable]'s table have none (terminfo gives dumb no cup), or only
-//     a non-ANSI one (vt52's ESC Y); a session on one is refused with one
-//     line saying so.
-//   - Plain terminals (profile NoTTY: an empty TERM, "ansi-mini" and the
-//     like, which address the cursor but have no attributes): no colours
+//     (ECMA-48) cursor addressing. The hardcopy and glass types in
+//     [Undrivable]'s table have none, or only a non-ANSI one (vt52's
+//     ESC Y); a session on one is refused with one line saying so.
+//   - Plain terminals (profile NoTTY: an empty TERM, "dumb", "ansi-mini"
+//     and the like, taken to address the cursor but to want no
+//     attributes): no colours
 //     or attributes at all, no alternate screen, no mouse, no bracketed
 //     paste, no cursor hiding and no window title; the screen is drawn
 //     with cursor moves and text alone.
@@ -33,7 +33,7 @@ import (
 // undrivable lists terminal types a full-screen app cannot drive: no
 // cursor addressing, or none in ANSI form.
 var undrivable = map[string]bool{
-	"dumb": true, "unknown": true, "glasstty": true, "printer": true, "lpr": true,
+	"unknown": true, "glasstty": true, "printer": true, "lpr": true,
 	"tty33": true, "tty35": true, "tty37": true, "tty43": true,
 	"vt52": true,
 }
@@ -48,7 +48,11 @@ func Undrivable(term string) string {
 }
 
 // plainTerms address the cursor (ANSI) but draw no attributes.
-var plainTerms = map[string]bool{"ansi-mini": true}
+// "dumb" is among them: terminfo gives it no cup, but a user who sets
+// TERM=dumb (an editor's shell, a CI runner, a deliberate choice) sits at
+// a terminal that addresses the cursor in ANSI as every emulator does;
+// it asked for no attributes, and gets none.
+var plainTerms = map[string]bool{"ansi-mini": true, "dumb": true}
 
 // maxProfile is the most a terminal of type term is known to show.
 func maxProfile(term string) colorprofile.Profile {

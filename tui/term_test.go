@@ -16,7 +16,7 @@ var sgrRe = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
 
 func TestUndrivable(t *testing.T) {
 	for term, refused := range map[string]bool{
-		"dumb": true, "DUMB": true, "unknown": true, "vt52": true, "tty33": true,
+		"dumb": false, "DUMB": false, "unknown": true, "vt52": true, "VT52": true, "tty33": true, "glasstty": true,
 		"xterm-256color": false, "vt100": false, "linux": false, "ansi-mini": false, "": false, "screen": false,
 	} {
 		why := Undrivable(term)

@@ -1,7 +1,6 @@
 package mcpbridge
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -255,12 +254,7 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 				defer c.sseStreams.Add(-1)
 			}
 		}
-		// A write that fails (the client stopped reading, or its link died
-		// without a reset) ends the request: for an SSE stream, its session.
-		ctx, cancel := context.WithCancelCause(r.Context())
-		defer cancel(nil)
-		r = r.WithContext(ctx)
-		dw := newDeadlineWriter(w, b.opts.WriteTimeout, func(err error) { cancel(fmt.Errorf("mcpbridge: write to client: %w", err)) })
+		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
 		defer dw.clear()
 		r, release := c.tagRequest(r, sse)
 		defer release()
@@ -308,25 +302,20 @@ func (b *Bridge) endClient(w http.ResponseWriter, r *http.Request) bool {
 // stream, or a link that died without a reset, would block that goroutine,
 // and every other client's notifications behind it, until TCP gives up.
 // With a deadline the write fails, the message is dropped for that client,
-// and the request is ended (for an SSE stream, its session).
+// and the failed write ends the client's stream (for SSE, its session).
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc     *http.ResponseController
-	d      time.Duration
-	failed func(error) // called on a failed write or flush
+	rc *http.ResponseController
+	d  time.Duration
 }
 
-func newDeadlineWriter(w http.ResponseWriter, d time.Duration, failed func(error)) *deadlineWriter {
-	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d, failed: failed}
+func newDeadlineWriter(w http.ResponseWriter, d time.Duration) *deadlineWriter {
+	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
 }
 
 func (w *deadlineWriter) Write(p []byte) (int, error) {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
-	n, err := w.ResponseWriter.Write(p)
-	if err != nil {
-		w.failed(err)
-	}
-	return n, err
+	return w.ResponseWriter.Write(p)
 }
 
 func (w *deadlineWriter) Flush() { _ = w.FlushError() }
@@ -334,11 +323,7 @@ func (w *deadlineWriter) Flush() { _ = w.FlushError() }
 // FlushError is what http.ResponseController.Flush calls.
 func (w *deadlineWriter) FlushError() error {
 	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
-	err := w.rc.Flush()
-	if err != nil {
-		w.failed(err)
-	}
-	return err
+	return w.rc.Flush()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

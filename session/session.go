@@ -154,6 +154,9 @@ type Presence struct {
 	s    *Session
 	id   string
 	once sync.Once
+	// idle tells watchers when an agent becomes idle (nil for terminals);
+	// re-armed by Touch, stopped by Detach.
+	idle *time.Timer
 }
 
 // Join records a terminal or agent joining the session, as [Session.Attach].
@@ -168,7 +171,11 @@ func (s *Session) Join(kind, name string) *Presence {
 	s.mu.Unlock()
 	run(hooks)
 	s.signalPresence()
-	return &Presence{s: s, id: id}
+	p := &Presence{s: s, id: id}
+	if kind == KindAgent {
+		p.idle = time.AfterFunc(s.idleAfter, s.signalPresence)
+	}
+	return p
 }
 
 // ID is the attachment's id, unique within the session.
@@ -176,7 +183,8 @@ func (p *Presence) ID() string { return p.id }
 
 // Touch records that the attachment acted now (Attachment.LastActive).
 // Watchers and status bars are told when that changes what they show (a
-// new second, or the end of its idleness), not on every touch.
+// new second, or the end of its idleness), not on every touch; and, for
+// an agent, when AgentIdleAfter has passed without one (it is idle now).
 func (p *Presence) Touch() {
 	s := p.s
 	s.mu.Lock()
@@ -190,6 +198,9 @@ func (p *Presence) Touch() {
 		}
 	}
 	s.mu.Unlock()
+	if p.idle != nil {
+		p.idle.Reset(s.idleAfter)
+	}
 	if changed {
 		s.signalPresence()
 	}
@@ -198,6 +209,9 @@ func (p *Presence) Touch() {
 // Detach removes the attachment at once; safe to call more than once.
 func (p *Presence) Detach() {
 	p.once.Do(func() {
+		if p.idle != nil {
+			p.idle.Stop()
+		}
 		s := p.s
 		s.mu.Lock()
 		s.attached = slices.DeleteFunc(s.attached, func(a Attachment) bool { return a.ID == p.id })

@@ -40,8 +40,10 @@ type Options struct {
 	// CallTimeout bounds how long a tool call waits for its fold;
 	// default 5s.
 	CallTimeout time.Duration
-	// ClientIdleTimeout closes a Streamable HTTP client session idle this
-	// long; default 30m.
+	// ClientIdleTimeout closes an HTTP client session (Streamable or SSE)
+	// that has made no request for this long; default 30m. Nothing else
+	// ends a quiet client: not an unanswered ping, nor having no stream
+	// open (both are allowed by MCP).
 	ClientIdleTimeout time.Duration
 	// Version is reported to clients as the server version.
 	Version string
@@ -56,6 +58,10 @@ type Options struct {
 	// a reverse proxy that forwards the public name.
 	AllowedHosts []string
 	// MaxClients caps the MCP clients attached to one session; default 8.
+	// At the cap, a new client ends the least recently active one that has
+	// no stream open and nothing in flight (a one-shot client that never
+	// sent DELETE); only when every client is busy is it refused (429 with
+	// Retry-After).
 	MaxClients int
 	// ToolCallsPerSecond and ToolCallBurst rate-limit each client's tool
 	// calls; defaults 20 and 40.
@@ -71,10 +77,12 @@ type Options struct {
 	// ProgressInterval is how often a waiting call sends progress; default
 	// 5s.
 	ProgressInterval time.Duration
-	// KeepAlive is how often each client is pinged; two missed pings in a
-	// row close its session, so an agent that vanished without closing
-	// leaves the session's presence within about two intervals. Default
-	// 20s.
+	// KeepAlive is how often each client is pinged; default 20s. A ping
+	// whose write fails ends an SSE client (its stream is broken); its
+	// answer, or its having none, decides nothing. A Streamable client
+	// that lost its standalone GET stream and has neither reconnected it
+	// nor made a request for two intervals is taken to have vanished and
+	// is closed, so it leaves the session's presence.
 	KeepAlive time.Duration
 	// TransportOnly makes a bridge that serves sessions only over
 	// [Bridge.ServeTransport] (stdio): ServeHTTP answers 404, and the
@@ -210,6 +218,9 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, b.opts.MaxBodyBytes)
+		if !sse && r.Method == http.MethodDelete && b.endClient(w, r) {
+			return
+		}
 		se := b.authenticate(r)
 		var c *conn
 		if se != nil {
@@ -221,10 +232,14 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			return
 		}
 		tooMany := func() {
-			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d)", b.opts.MaxClients))
+			w.Header().Set("Retry-After", retryAfter)
+			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d), all of them at work", b.opts.MaxClients))
 		}
 		if opensClient(r, sse) {
-			if b.Clients(se.ID) >= b.opts.MaxClients {
+			// At the cap, the least recently active client that holds no
+			// stream and has nothing in flight (a one-shot CLI that never
+			// sent DELETE) makes room.
+			if b.Clients(se.ID) >= b.opts.MaxClients && !c.reclaim() {
 				tooMany()
 				return
 			}
@@ -243,17 +258,42 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 		defer dw.clear()
 		r, release := c.tagRequest(r, sse)
 		defer release()
-		if !sse && r.Method == http.MethodDelete {
-			// The client ends its session; the SDK's Close waits for its
-			// in-flight calls, so the ones waiting for the human give up.
-			c.closingByID(r.Header.Get("Mcp-Session-Id"))
-		}
 		if sse {
 			c.sse.ServeHTTP(dw, r)
-		} else {
-			c.streamable.ServeHTTP(dw, r)
+			return
 		}
+		defer c.trackStream(r)()
+		c.streamable.ServeHTTP(dw, r)
 	}
+}
+
+// retryAfter is the Retry-After of a 429 for a session full of busy
+// clients, in seconds.
+const retryAfter = "5"
+
+// endClient serves a Streamable DELETE whose Mcp-Session-Id names a live
+// client session of this very session path: it ends that client, with or
+// without the bearer token (some clients, mcp-go among them, send their
+// DELETE without it; the id is the client's own secret, and a DELETE only
+// ends that client). It reports whether it answered. Any other DELETE (a
+// wrong id, another session's client id) ends nothing here and is served
+// as any request: 401 without this session's token, else the SDK's 404.
+func (b *Bridge) endClient(w http.ResponseWriter, r *http.Request) bool {
+	b.mu.Lock()
+	c := b.conns[r.PathValue("id")]
+	b.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	ss := c.sessionByID(r.Header.Get("Mcp-Session-Id"))
+	if ss == nil {
+		return false
+	}
+	// The SDK's Close waits for the client's in-flight calls: closeClient
+	// first tells the ones waiting for the human to give up.
+	c.closeClient(ss)
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 // deadlineWriter bounds every write and flush to a client. The SDK writes
@@ -262,7 +302,7 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 // stream, or a link that died without a reset, would block that goroutine,
 // and every other client's notifications behind it, until TCP gives up.
 // With a deadline the write fails, the message is dropped for that client,
-// and its missed pings close it.
+// and the failed write ends the client's stream (for SSE, its session).
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController

@@ -2,9 +2,11 @@ package mcpbridge
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +33,48 @@ type client struct {
 	// rest of its session ("allow for the session"); never for another
 	// client, and revoked when the token is rotated.
 	grants authz.SessionGrants
+	// presence is its entry in the session's presence.
+	presence *session.Presence
+
+	// What tells a client at work from one that is gone (atomics).
+	lastActive atomic.Int64 // unix ns of its last request
+	inFlight   atomic.Int32 // requests being served
+	streams    atomic.Int32 // standalone GET streams open (Streamable)
+	streamLost atomic.Int64 // unix ns its last standalone GET ended; 0 never
 }
+
+// touch records a request of the client now, in its presence too if
+// acted.
+func (cl *client) touch(acted bool) {
+	cl.lastActive.Store(time.Now().UnixNano())
+	if acted {
+		cl.presence.Touch()
+	}
+}
+
+// readsContext reports whether a request reads the session context, the
+// resource that shows presence: that read is no act of its own, or every
+// read would change what it reads.
+func readsContext(method string, req mcp.Request) bool {
+	r, ok := req.(*mcp.ReadResourceRequest)
+	return ok && method == "resources/read" && r.Params != nil && r.Params.URI == URIContext
+}
+
+// idleFor is how long the client has made no request.
+func (cl *client) idleFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, cl.lastActive.Load()))
+}
+
+// streaming reports whether the client holds a stream open: an SSE client
+// always does (its stream is its session), a Streamable one while its
+// standalone GET is connected; a stdio client is never reclaimed.
+func (cl *client) streaming() bool {
+	return cl.actx.Transport != authz.TransportHTTP || cl.streams.Load() > 0
+}
+
+// busy reports whether the client may not be ended to make room for
+// another: it holds a stream open or has a request in flight.
+func (cl *client) busy() bool { return cl.streaming() || cl.inFlight.Load() > 0 }
 
 // attach records an agent's presence in the session until its MCP session
 // closes; once per client. It runs when the client's initialize has been
@@ -47,24 +90,29 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 		closing: make(chan struct{}),
 		limiter: rate.NewLimiter(rate.Limit(c.b.opts.ToolCallsPerSecond), c.b.opts.ToolCallBurst),
 	}
-	if _, seen := c.clients.LoadOrStore(ss, cl); seen {
+	cl.lastActive.Store(time.Now().UnixNano())
+	c.attachMu.Lock() // once per client, stored with its presence
+	if _, seen := c.clients.Load(ss); seen {
+		c.attachMu.Unlock()
 		return
 	}
-	_, detach := c.sess.Attach(session.KindAgent, clientName(ss))
+	cl.presence = c.sess.Join(session.KindAgent, clientName(ss))
+	c.clients.Store(ss, cl)
+	c.attachMu.Unlock()
 	c.b.opts.Metrics.MCPClient(1)
 	c.wg.Add(2)
 	go func() {
 		defer c.wg.Done()
 		_ = ss.Wait()
 		close(cl.ended)
-		detach()
+		cl.presence.Detach()
 		c.res.forget(ss)
 		c.clients.Delete(ss)
 		c.b.opts.Metrics.MCPClient(-1)
 	}()
 	go func() {
 		defer c.wg.Done()
-		c.keepAlive(ss, cl.ended)
+		c.keepAlive(ss, cl)
 	}()
 }
 
@@ -73,27 +121,68 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 // for the human must give up first.
 func (cl *client) markClosing() { cl.once.Do(func() { close(cl.closing) }) }
 
-// closeClient closes a client session, withdrawing what it waits for.
+// closeClient closes a client session, withdrawing what it waits for. It
+// leaves the session's presence at once, before the SDK's Close has
+// waited for its in-flight calls.
 func (c *conn) closeClient(ss *mcp.ServerSession) {
 	if v, ok := c.clients.Load(ss); ok {
-		v.(*client).markClosing()
+		cl := v.(*client)
+		cl.markClosing()
+		cl.presence.Detach()
 	}
 	_ = ss.Close()
 }
 
-// closingByID marks the Streamable client with session id closing (its
-// DELETE is being served).
-func (c *conn) closingByID(id string) {
+// sessionByID returns the client session (initialized or not) whose
+// Streamable session id is id, comparing in constant time: the id is the
+// client's secret.
+func (c *conn) sessionByID(id string) *mcp.ServerSession {
 	if id == "" {
-		return
+		return nil
 	}
+	var found *mcp.ServerSession
+	for ss := range c.server.Sessions() {
+		if sid := ss.ID(); sid != "" && subtle.ConstantTimeCompare([]byte(sid), []byte(id)) == 1 {
+			found = ss
+		}
+	}
+	return found
+}
+
+// clientByID returns the attached Streamable client with session id, or nil.
+func (c *conn) clientByID(id string) *client {
+	ss := c.sessionByID(id)
+	if ss == nil {
+		return nil
+	}
+	v, ok := c.clients.Load(ss)
+	if !ok {
+		return nil
+	}
+	return v.(*client)
+}
+
+// reclaim ends the least recently active client that is not busy (no
+// stream open, no request in flight), to make room for a new one. It
+// reports whether it ended one.
+func (c *conn) reclaim() bool {
+	c.reclaimMu.Lock()
+	defer c.reclaimMu.Unlock()
+	var victim *mcp.ServerSession
+	var oldest int64
 	c.clients.Range(func(k, v any) bool {
-		if k.(*mcp.ServerSession).ID() == id {
-			v.(*client).markClosing()
-			return false
+		cl := v.(*client)
+		if at := cl.lastActive.Load(); !cl.busy() && (victim == nil || at < oldest) {
+			victim, oldest = k.(*mcp.ServerSession), at
 		}
 		return true
 	})
+	if victim == nil {
+		return false
+	}
+	c.log.Debug("MCP client ended to make room for a new one", "idle", time.Since(time.Unix(0, oldest)))
+	c.closeClient(victim)
+	return true
 }
 
 // client returns the attached client a request came from, or nil.
@@ -255,32 +344,77 @@ func (c *conn) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Con
 	}
 }
 
-// keepAlive pings a client every KeepAlive; two failed pings in a row
-// close its session, so an agent that vanished without closing leaves the
-// session's presence. (The go-sdk's own keepalive races with Close in
-// v1.8.0, hence this.)
-func (c *conn) keepAlive(ss *mcp.ServerSession, ended <-chan struct{}) {
+// keepAlive watches a client until its session ends. It pings the client
+// every KeepAlive, but only to make its stream carry something: an SSE
+// stream whose write fails is broken ([deadlineWriter] then ends its
+// request, which ends the session), while a ping that goes unanswered, or
+// cannot be sent for want of a stream, ends nothing (clients need not
+// answer pings nor open a standalone GET). What ends a client here:
+//
+//   - no request for ClientIdleTimeout (HTTP and SSE clients; the SDK's
+//     SessionTimeout does it too for Streamable ones);
+//   - a Streamable client that had a standalone GET, lost it, and has made
+//     no request nor reconnected it for two KeepAlive intervals since: it
+//     vanished (a live go-sdk client reconnects at once).
+func (c *conn) keepAlive(ss *mcp.ServerSession, cl *client) {
 	t := time.NewTicker(c.b.opts.KeepAlive)
 	defer t.Stop()
-	failures := 0
+	idle := time.NewTimer(c.b.opts.ClientIdleTimeout)
+	defer idle.Stop()
+	timed := cl.actx.Transport == authz.TransportHTTP || cl.actx.Transport == authz.TransportSSE
 	for {
 		select {
-		case <-ended:
+		case <-cl.ended:
 			return
 		case <-c.ctx.Done():
 			return
+		case <-idle.C:
+			left := c.b.opts.ClientIdleTimeout - cl.idleFor(time.Now())
+			if timed && left <= 0 && cl.inFlight.Load() == 0 {
+				c.log.Debug("MCP client idle too long; closing it", "client", cl.actx.ConnID)
+				c.closeClient(ss)
+				return
+			}
+			idle.Reset(max(left, c.b.opts.KeepAlive))
+			continue
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.b.opts.KeepAlive)
-		err := ss.Ping(ctx, nil)
-		cancel()
-		if err == nil {
-			failures = 0
-			continue
-		}
-		if failures++; failures >= 2 {
+		if c.vanished(cl, time.Now()) {
+			c.log.Debug("MCP client lost its stream and did not come back; closing it", "client", cl.actx.ConnID)
 			c.closeClient(ss)
 			return
 		}
+		ctx, cancel := context.WithTimeout(c.ctx, c.b.opts.KeepAlive)
+		_ = ss.Ping(ctx, nil) // see above: its answer decides nothing
+		cancel()
+	}
+}
+
+// vanished reports whether a Streamable client lost its standalone GET
+// more than two KeepAlive intervals ago and has shown no sign of life
+// since (no request, no new stream, nothing in flight).
+func (c *conn) vanished(cl *client, now time.Time) bool {
+	if cl.actx.Transport != authz.TransportHTTP || cl.streams.Load() > 0 || cl.inFlight.Load() > 0 {
+		return false
+	}
+	lost := cl.streamLost.Load()
+	return lost != 0 && cl.lastActive.Load() < lost && now.Sub(time.Unix(0, lost)) >= 2*c.b.opts.KeepAlive
+}
+
+// trackStream counts a Streamable client's standalone GET stream while it
+// is served; the returned func ends it. A GET for no attached client
+// counts nothing.
+func (c *conn) trackStream(r *http.Request) func() {
+	if r.Method != http.MethodGet {
+		return func() {}
+	}
+	cl := c.clientByID(r.Header.Get("Mcp-Session-Id"))
+	if cl == nil {
+		return func() {}
+	}
+	cl.streams.Add(1)
+	return func() {
+		cl.streamLost.Store(time.Now().UnixNano())
+		cl.streams.Add(-1)
 	}
 }

@@ -54,6 +54,8 @@ type conn struct {
 	requests     sync.Map     // requestHeader tag -> the POST's context, while it is served
 	gate         *Gate        // the authorization middleware
 	sseStreams   atomic.Int32 // SSE streams open now
+	attachMu     sync.Mutex   // serializes attach
+	reclaimMu    sync.Mutex   // serializes reclaim
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -394,6 +396,13 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = failed(method)
 			}
 		}()
+		if cl := c.client(req); cl != nil {
+			// Any request or notification is a sign of life; a client
+			// with one in flight is at work.
+			cl.touch(!readsContext(method, req))
+			cl.inFlight.Add(1)
+			defer func() { cl.inFlight.Add(-1); cl.touch(false) }()
+		}
 		if method == "initialize" {
 			res, err := next(ctx, method, req)
 			if err == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/wI2L/jsondiff"
@@ -327,7 +328,13 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 	})
 	attached := []map[string]any{}
 	for _, a := range c.sess.Attached() {
-		attached = append(attached, map[string]any{"kind": a.Kind, "name": a.Name, "since": a.Since.UTC().Format("2006-01-02T15:04:05Z07:00")})
+		e := map[string]any{"kind": a.Kind, "name": a.Name, "since": a.Since.UTC().Format(time.RFC3339)}
+		if a.Kind == session.KindAgent {
+			// When it last made a request, and whether that was long ago.
+			e["last_active"] = a.LastActive.UTC().Format(time.RFC3339)
+			e["idle"] = a.Idle
+		}
+		attached = append(attached, e)
 	}
 	model := map[string]any{}
 	for name, f := range c.b.opts.Projections {

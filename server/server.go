@@ -173,6 +173,10 @@ type Options struct {
 	MCPToolCallsPerSecond float64
 	MCPToolCallBurst      int
 	MCPMaxClients         int
+	// MCPClientIdleTimeout (--mcp-client-idle-timeout) closes an agent's
+	// MCP client session after this long without a request from it;
+	// default 30m. Nothing else ends a quiet agent's session.
+	MCPClientIdleTimeout time.Duration
 	// MCPApprovalTimeout is how long a call waits for the human's approval
 	// before it is denied; default 45s.
 	MCPApprovalTimeout time.Duration
@@ -354,6 +358,7 @@ func New(app App, opts Options) (*Server, error) {
 		ToolCallBurst:      opts.MCPToolCallBurst,
 		MaxClients:         opts.MCPMaxClients,
 		ApprovalTimeout:    opts.MCPApprovalTimeout,
+		ClientIdleTimeout:  opts.MCPClientIdleTimeout,
 	}); err != nil {
 		return nil, fmt.Errorf("server: MCP endpoints on %s: %w", opts.HTTPAddr, err)
 	}

@@ -77,7 +77,18 @@ type Attachment struct {
 	Name string
 	// Since is when it attached.
 	Since time.Time
+	// LastActive is when it last acted: its last [Presence.Touch] (an
+	// agent's last MCP request), else Since.
+	LastActive time.Time
+	// Idle is set, in what [Session.Attached] returns, for an agent that
+	// has not acted for the manager's AgentIdleAfter: it is still
+	// attached, but not at work.
+	Idle bool
 }
+
+// DefaultAgentIdleAfter is how long an agent may go without acting before
+// presence shows it as idle, unless Options.AgentIdleAfter says otherwise.
+const DefaultAgentIdleAfter = 2 * time.Minute
 
 // Session is one live app: its model is owned by Dispatcher.
 type Session struct {
@@ -98,6 +109,7 @@ type Session struct {
 	token     atomic.Pointer[string]
 	lastInput atomic.Int64 // unix nanoseconds
 	now       func() time.Time
+	idleAfter time.Duration // an agent quiet this long is shown idle
 
 	mu       sync.Mutex // protects the following
 	attached []Attachment
@@ -129,35 +141,98 @@ func (s *Session) LastInput() time.Time { return time.Unix(0, s.lastInput.Load()
 
 // Attach records a terminal or agent joining the session and returns a
 // function that detaches it (safe to call more than once). The name is
-// cleaned (safetext.Clean) and bounded.
+// cleaned (safetext.Clean) and bounded. [Session.Join] does the same and
+// also lets the attachment tell when it acts.
 func (s *Session) Attach(kind, name string) (id string, detach func()) {
+	p := s.Join(kind, name)
+	return p.ID(), p.Detach
+}
+
+// Presence is one attachment's handle, from [Session.Join]: it records
+// when the attachment acts and detaches it. Safe for concurrent use.
+type Presence struct {
+	s    *Session
+	id   string
+	once sync.Once
+	// idle tells watchers when an agent becomes idle (nil for terminals);
+	// re-armed by Touch, stopped by Detach.
+	idle *time.Timer
+}
+
+// Join records a terminal or agent joining the session, as [Session.Attach].
+func (s *Session) Join(kind, name string) *Presence {
 	name = safetext.Clean(name, maxName)
 	s.mu.Lock()
 	s.nextAtt++
-	id = fmt.Sprintf("%s-%d", kind, s.nextAtt)
-	s.attached = append(s.attached, Attachment{ID: id, Kind: kind, Name: name, Since: s.now()})
+	id := fmt.Sprintf("%s-%d", kind, s.nextAtt)
+	now := s.now()
+	s.attached = append(s.attached, Attachment{ID: id, Kind: kind, Name: name, Since: now, LastActive: now})
 	hooks := slices.Clone(s.onChange)
 	s.mu.Unlock()
 	run(hooks)
 	s.signalPresence()
-	var once sync.Once
-	return id, func() {
-		once.Do(func() {
-			s.mu.Lock()
-			s.attached = slices.DeleteFunc(s.attached, func(a Attachment) bool { return a.ID == id })
-			hooks := slices.Clone(s.onChange)
-			s.mu.Unlock()
-			run(hooks)
-			s.signalPresence()
-		})
+	p := &Presence{s: s, id: id}
+	if kind == KindAgent {
+		p.idle = time.AfterFunc(s.idleAfter, s.signalPresence)
+	}
+	return p
+}
+
+// ID is the attachment's id, unique within the session.
+func (p *Presence) ID() string { return p.id }
+
+// Touch records that the attachment acted now (Attachment.LastActive).
+// Watchers and status bars are told when that changes what they show (a
+// new second, or the end of its idleness), not on every touch; and, for
+// an agent, when AgentIdleAfter has passed without one (it is idle now).
+func (p *Presence) Touch() {
+	s := p.s
+	s.mu.Lock()
+	now := s.now()
+	changed := false
+	for i := range s.attached {
+		if a := &s.attached[i]; a.ID == p.id {
+			changed = now.Unix() != a.LastActive.Unix() || now.Sub(a.LastActive) >= s.idleAfter
+			a.LastActive = now
+			break
+		}
+	}
+	s.mu.Unlock()
+	if p.idle != nil {
+		p.idle.Reset(s.idleAfter)
+	}
+	if changed {
+		s.signalPresence()
 	}
 }
 
-// Attached returns who is attached, in order of arrival.
+// Detach removes the attachment at once; safe to call more than once.
+func (p *Presence) Detach() {
+	p.once.Do(func() {
+		if p.idle != nil {
+			p.idle.Stop()
+		}
+		s := p.s
+		s.mu.Lock()
+		s.attached = slices.DeleteFunc(s.attached, func(a Attachment) bool { return a.ID == p.id })
+		hooks := slices.Clone(s.onChange)
+		s.mu.Unlock()
+		run(hooks)
+		s.signalPresence()
+	})
+}
+
+// Attached returns who is attached, in order of arrival, agents that have
+// not acted for a while marked Idle.
 func (s *Session) Attached() []Attachment {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.attached)
+	out := slices.Clone(s.attached)
+	now := s.now()
+	for i := range out {
+		out[i].Idle = out[i].Kind == KindAgent && now.Sub(out[i].LastActive) >= s.idleAfter
+	}
+	return out
 }
 
 // Agents returns the attached agents.
@@ -187,14 +262,15 @@ func run(fs []func()) {
 
 // Manager is the registry of live sessions. It is safe for concurrent use.
 type Manager struct {
-	now      func() time.Time
-	dispOpts *dispatcher.Options
-	onEnd    func(*Session)
-	panics   *guard.Reporter
-	mu       sync.Mutex // protects the following
-	sessions map[string]*Session
-	closed   bool
-	byOwner  map[string]int
+	now       func() time.Time
+	idleAfter time.Duration
+	dispOpts  *dispatcher.Options
+	onEnd     func(*Session)
+	panics    *guard.Reporter
+	mu        sync.Mutex // protects the following
+	sessions  map[string]*Session
+	closed    bool
+	byOwner   map[string]int
 }
 
 // Options configures a [Manager]. The zero value is usable.
@@ -210,6 +286,10 @@ type Options struct {
 	Panics *guard.Reporter
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// AgentIdleAfter is how long an attached agent may go without acting
+	// before presence shows it idle (Attachment.Idle); default
+	// [DefaultAgentIdleAfter].
+	AgentIdleAfter time.Duration
 }
 
 // NewManager returns an empty registry.
@@ -224,13 +304,17 @@ func NewManager(opts *Options) *Manager {
 	if o.Panics == nil {
 		o.Panics = guard.New(nil, nil)
 	}
+	if o.AgentIdleAfter <= 0 {
+		o.AgentIdleAfter = DefaultAgentIdleAfter
+	}
 	return &Manager{
-		panics:   o.Panics,
-		now:      o.Now,
-		dispOpts: o.Dispatcher,
-		onEnd:    o.OnEnd,
-		sessions: make(map[string]*Session),
-		byOwner:  make(map[string]int),
+		panics:    o.Panics,
+		now:       o.Now,
+		idleAfter: o.AgentIdleAfter,
+		dispOpts:  o.Dispatcher,
+		onEnd:     o.OnEnd,
+		sessions:  make(map[string]*Session),
+		byOwner:   make(map[string]int),
 	}
 }
 
@@ -261,7 +345,7 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 	now := m.now()
 	m.mu.Unlock()
 
-	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, guard: m.panics.Session(id)}
+	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, idleAfter: m.idleAfter, guard: m.panics.Session(id)}
 	s.token.Store(&tok)
 	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only

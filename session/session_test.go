@@ -248,3 +248,58 @@ func TestCommandsAreLoggedAndCoalesced(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestPresenceTracksWhenAgentsLastActed: an agent's LastActive follows its
+// Touch; watchers learn when it becomes idle and when it acts again; it
+// leaves at once on Detach.
+func TestPresenceTracksWhenAgentsLastActed(t *testing.T) {
+	const idleAfter = 50 * time.Millisecond
+	m := NewManager(&Options{AgentIdleAfter: idleAfter})
+	defer m.Close()
+	s, _, err := m.Start("app", Owner{User: "u"}, app{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, stop := s.Watch()
+	defer stop()
+	drain := func() {
+		for {
+			select {
+			case <-changed:
+			default:
+				return
+			}
+		}
+	}
+	p := s.Join(KindAgent, "claude-code")
+	term := s.Join(KindTerminal, "ada")
+	at := s.Attached()
+	if len(at) != 2 || at[0].Idle || at[0].LastActive.Before(at[0].Since) {
+		t.Fatalf("attached %+v", at)
+	}
+	drain()
+	select {
+	case <-changed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("watchers were not told that the agent became idle")
+	}
+	if at := s.Attached(); !at[0].Idle || at[1].Idle {
+		t.Fatalf("after %v quiet: %+v (a terminal is never idle)", idleAfter, at)
+	}
+	drain()
+	p.Touch()
+	select {
+	case <-changed:
+	default:
+		t.Fatal("watchers were not told that the idle agent acted")
+	}
+	if a := s.Agents(); len(a) != 1 || a[0].Idle || time.Since(a[0].LastActive) > time.Second {
+		t.Fatalf("after Touch: %+v", a)
+	}
+	p.Detach()
+	p.Detach()
+	term.Detach()
+	if len(s.Attached()) != 0 {
+		t.Fatalf("after Detach: %+v", s.Attached())
+	}
+}

@@ -54,13 +54,15 @@ func (m *Model) agentNotice() string {
 	return name + " " + a.Summary
 }
 
-// presence is the status bar's account of who is attached: agents by the
-// name and version they gave, and the humans.
+// whoIsHere is the status bar's account of who is attached: agents by the
+// name and version they gave, with when each last acted ("claude-code ·
+// 12s ago", or "idle 3m" once presence calls it idle), and the humans.
 func (m *Model) whoIsHere() string {
 	var agents, humans []string
+	now := time.Now()
 	for _, at := range m.sess.Attached() {
 		if at.Kind == session.KindAgent {
-			agents = append(agents, at.Name)
+			agents = append(agents, at.Name+" · "+lastActed(at, now))
 		} else {
 			humans = append(humans, at.Name)
 		}
@@ -78,6 +80,30 @@ func (m *Model) whoIsHere() string {
 		parts = append(parts, fmt.Sprintf("humans (%d): %s", len(humans), strings.Join(humans, ", ")))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// lastActed is an agent's last action as a short age: "now", "12s ago",
+// "4m ago", or "idle 3m" for one presence shows idle.
+func lastActed(at session.Attachment, now time.Time) string {
+	d := max(0, now.Sub(at.LastActive))
+	var age string
+	switch {
+	case d < time.Second:
+		age = "now"
+	case d < time.Minute:
+		age = fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		age = fmt.Sprintf("%dm", int(d/time.Minute))
+	default:
+		age = fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	switch {
+	case at.Idle:
+		return "idle " + age
+	case age == "now":
+		return age
+	}
+	return age + " ago"
 }
 
 // control is the status bar's word on what agents may do, if restricted.

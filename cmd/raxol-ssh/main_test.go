@@ -19,21 +19,22 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	var out bytes.Buffer
 	o, lc, err := parse([]string{"--ssh-addr", "127.0.0.1:2300", "--idle-timeout", "5m"},
 		env(map[string]string{
-			"RAXOL_SSH_ADDR":        "127.0.0.1:9999", // the flag wins
-			"RAXOL_HTTP_ADDR":       "127.0.0.1:9100",
-			"RAXOL_METRICS_ADDR":    "127.0.0.1:9200",
-			"RAXOL_MAX_PER_IP":      "3",
-			"RAXOL_ENV":             "prod",
-			"RAXOL_AUTHORIZED_KEYS": "/keys",
-			"RAXOL_DATA_DIR":        "/data",
-			"RAXOL_LOG_FORMAT":      "json",
+			"RAXOL_SSH_ADDR":                "127.0.0.1:9999", // the flag wins
+			"RAXOL_HTTP_ADDR":               "127.0.0.1:9100",
+			"RAXOL_METRICS_ADDR":            "127.0.0.1:9200",
+			"RAXOL_MAX_PER_IP":              "3",
+			"RAXOL_ENV":                     "prod",
+			"RAXOL_AUTHORIZED_KEYS":         "/keys",
+			"RAXOL_DATA_DIR":                "/data",
+			"RAXOL_LOG_FORMAT":              "json",
+			"RAXOL_MCP_CLIENT_IDLE_TIMEOUT": "45m",
 		}), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.SSHAddr != "127.0.0.1:2300" || o.HTTPAddr != "127.0.0.1:9100" || o.MetricsAddr != "127.0.0.1:9200" || o.Limits.MaxPerIP != 3 ||
 		o.Env != server.EnvProd || o.AuthorizedKeysFile != "/keys" || o.DataDir != "/data" ||
-		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" {
+		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" || o.MCPClientIdleTimeout != 45*time.Minute {
 		t.Fatalf("options %+v, log %+v", o, lc)
 	}
 }
@@ -44,7 +45,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.SSHAddr != "127.0.0.1:2222" || o.HTTPAddr != "127.0.0.1:8080" || o.MetricsAddr != "" || o.Env != server.EnvDev {
+	if o.SSHAddr != "127.0.0.1:2222" || o.HTTPAddr != "127.0.0.1:8080" || o.MetricsAddr != "" || o.Env != server.EnvDev ||
+		o.MCPClientIdleTimeout != 30*time.Minute {
 		t.Fatalf("defaults %+v", o)
 	}
 	if filepath.Base(o.DataDir) != "raxol-ssh" || !filepath.IsAbs(o.DataDir) {

@@ -1,0 +1,75 @@
+package tui
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+)
+
+// TestWhoIsHereTellsWhenEachAgentLastActed: the status bar names each
+// agent with how long ago it last acted, shows idle ones as idle, and
+// forgets the ones that left.
+func TestWhoIsHereTellsWhenEachAgentLastActed(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	mgr := session.NewManager(&session.Options{Now: clock, AgentIdleAfter: 2 * time.Minute})
+	t.Cleanup(mgr.Close)
+	s, _, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, Options{Terminal: "u", Primary: true})
+	t.Cleanup(m.Close)
+
+	a := s.Join(session.KindAgent, "claude-code")
+	b := s.Join(session.KindAgent, "cursor")
+	advance(90 * time.Second)
+	b.Touch()
+	// whoIsHere measures against the wall clock: LastActive is the fake
+	// clock's, so compare the rendering of the attachments directly too.
+	at := s.Attached()
+	if len(at) != 2 || at[0].Idle || at[1].Idle {
+		t.Fatalf("attached %+v", at)
+	}
+	ref := at[1].LastActive
+	if got := lastActed(at[0], ref); got != "1m ago" {
+		t.Errorf("claude-code after 90s: %q", got)
+	}
+	if got := lastActed(at[1], ref.Add(12*time.Second)); got != "12s ago" {
+		t.Errorf("cursor 12s after acting: %q", got)
+	}
+	if got := lastActed(at[1], ref); got != "now" {
+		t.Errorf("cursor just after acting: %q", got)
+	}
+	advance(45 * time.Second) // claude-code quiet 135s: idle; cursor 45s: not
+	at = s.Attached()
+	if !at[0].Idle || at[1].Idle {
+		t.Fatalf("idle flags after 135s and 45s: %+v", at)
+	}
+	if got := lastActed(at[0], now); got != "idle 2m" {
+		t.Errorf("idle claude-code: %q", got)
+	}
+	a.Touch()
+	if s.Attached()[0].Idle {
+		t.Fatal("an agent that acted is still shown idle")
+	}
+
+	// The status bar line itself: both agents, one line, short.
+	line := m.whoIsHere()
+	if !strings.HasPrefix(line, "agents (2): claude-code · ") || !strings.Contains(line, ", cursor · ") {
+		t.Fatalf("whoIsHere = %q", line)
+	}
+	b.Detach()
+	if line := m.whoIsHere(); !strings.HasPrefix(line, "agent: claude-code · ") || strings.Contains(line, "cursor") {
+		t.Fatalf("after cursor left: %q", line)
+	}
+	a.Detach()
+	if line := m.whoIsHere(); line != "agents: none" {
+		t.Fatalf("after both left: %q", line)
+	}
+}

@@ -48,7 +48,9 @@ func (r *Reporter) Report(s Site, value any, stack []byte) {
 	if r == nil {
 		return
 	}
-	r.metrics.AppPanic(s.Hook)
+	// Counted after it is logged, so that whoever sees the count (a
+	// scrape, a test) finds the log line too.
+	defer r.metrics.AppPanic(s.Hook)
 	key := s
 	r.mu.Lock()
 	if len(r.seen) >= maxSites && !r.seen[s] {

@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -630,7 +631,7 @@ func (m *Model) Frame() string {
 	}
 	bottom = append(bottom, m.approvalBox(m.width)...)
 	if m.showAttach {
-		bottom = append(bottom, m.attachPanel()...)
+		bottom = append(bottom, m.attachPanel(m.height-len(bottom)-1)...)
 	}
 	bottom = append(bottom, m.statusBar())
 	appH := max(0, m.height-len(bottom))
@@ -704,20 +705,59 @@ func AttachURLs(baseURL, sessionID string) (streamable, sse string) {
 	return base + "/mcp", base + "/sse"
 }
 
-// attachPanel lists the URLs and the token, each whole on its own line so
-// it can be copied even when the terminal is narrow.
-func (m *Model) attachPanel() []string {
+// attachMinWidth is the narrowest window the attach panel is drawn in;
+// below it the panel says how wide the window must be.
+const attachMinWidth = 20
+
+// attachPanel lists the URLs and the token for a window of the terminal's
+// width with room for at most rows lines. A value longer than the width
+// is wrapped, broken anywhere and with nothing added, each of its lines
+// starting at the left edge: joining them gives the value back, and a
+// line copied on its own is part of it. A window too narrow or too short
+// for the panel gets a notice saying what size it needs, never a value cut
+// without notice.
+func (m *Model) attachPanel(rows int) []string {
+	w := m.width
+	th := m.opts.Theme
 	streamable, sse := AttachURLs(m.opts.BaseURL, m.sess.ID)
-	muted := m.opts.Theme.Muted
-	return []string{
-		m.opts.Theme.Title.Render("Attach an agent to this session (ctrl+o closes)"),
-		muted.Render("MCP Streamable HTTP URL:"),
-		streamable,
-		muted.Render("MCP SSE URL:"),
-		sse,
-		muted.Render("Bearer token (Authorization: Bearer <token>; ctrl+r makes a new one and disconnects agents):"),
-		m.sess.Token(),
+	token := m.sess.Token()
+	if w >= attachMinWidth {
+		var lines []string
+		text := func(st lipgloss.Style, s string) {
+			for _, l := range strings.Split(ansi.Wrap(s, w, ""), "\n") {
+				lines = append(lines, st.Render(l))
+			}
+		}
+		value := func(s string) {
+			lines = append(lines, strings.Split(ansi.Hardwrap(s, w, true), "\n")...)
+		}
+		text(th.Title, "Attach an agent to this session (ctrl+o closes)")
+		text(th.Muted, "MCP Streamable HTTP URL:")
+		value(streamable)
+		text(th.Muted, "MCP SSE URL:")
+		value(sse)
+		text(th.Muted, "Bearer token (Authorization: Bearer <token>):")
+		value(token)
+		text(th.Muted, "ctrl+r makes a new token and disconnects the agents using this one.")
+		if len(lines) <= rows {
+			return lines
+		}
+		return m.attachTooSmall(w, rows, fmt.Sprintf("The window is too short for the attach panel: it needs %d more rows (ctrl+o closes).", len(lines)-rows))
 	}
+	return m.attachTooSmall(w, rows, fmt.Sprintf("Window too narrow for the attach panel: it needs %d columns (ctrl+o closes).", attachMinWidth))
+}
+
+// attachTooSmall is the notice drawn instead of the attach panel, wrapped
+// to the width and cut to rows lines.
+func (m *Model) attachTooSmall(w, rows int, msg string) []string {
+	lines := strings.Split(ansi.Wrap(msg, w, ""), "\n")
+	for i, l := range lines {
+		lines[i] = m.opts.Theme.Title.Render(l)
+	}
+	if len(lines) > rows {
+		lines = lines[:max(rows, 0)]
+	}
+	return lines
 }
 
 // textOf returns the text of a text widget.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -675,27 +676,73 @@ func (m *Model) Frame() string {
 	return strings.Join(lines, "\n")
 }
 
+// statusBar is the last line: what the session is, what agents did and may
+// do, who is here and the keys. Each part has a rank; when the line is too
+// narrow the least important parts are dropped first (an urgent part that
+// does not fit whole is cut with an ellipsis), and the rest keep their
+// order. The keys to quit and, for the owner, to attach an agent are
+// ranked first: they stay down to 30 columns.
 func (m *Model) statusBar() string {
-	parts := []string{"raxol-ssh", "session " + m.sess.ID}
-	if m.opts.Role != RoleOwner {
-		parts = append(parts, m.opts.Role.String())
+	type part struct {
+		text   string
+		rank   int  // 0 is kept longest
+		urgent bool // may be cut to fit
 	}
-	// What matters most comes first, where a narrow terminal still shows
-	// it: a notice, the agent's last action, what agents may do.
-	var urgent []string
-	for _, s := range []string{m.notice, m.control(), m.agentNotice()} {
+	parts := []part{{text: "raxol-ssh", rank: 10}}
+	for i, s := range []string{m.notice, m.control(), m.agentNotice()} {
 		if s != "" {
-			urgent = append(urgent, s)
+			parts = append(parts, part{text: s, rank: 2 + i, urgent: true})
 		}
 	}
-	parts = append(parts[:1], append(urgent, parts[1:]...)...)
-	parts = append(parts, m.whoIsHere())
-	if m.opts.Role == RoleOwner {
-		parts = append(parts, "ctrl+o attach", "ctrl+g log", "ctrl+p pause", "ctrl+c quit")
-	} else {
-		parts = append(parts, "ctrl+g log", "ctrl+c leave")
+	parts = append(parts, part{text: "session " + m.sess.ID, rank: 7})
+	if m.opts.Role != RoleOwner {
+		parts = append(parts, part{text: m.opts.Role.String(), rank: 5})
 	}
-	text := " " + strings.Join(parts, " · ") + " "
+	parts = append(parts, part{text: m.whoIsHere(), rank: 6})
+	if m.opts.Role == RoleOwner {
+		parts = append(parts, part{text: "ctrl+o attach", rank: 1}, part{text: "ctrl+g log", rank: 8},
+			part{text: "ctrl+p pause", rank: 9}, part{text: "ctrl+c quit", rank: 0})
+	} else {
+		parts = append(parts, part{text: "ctrl+g log", rank: 8}, part{text: "ctrl+c leave", rank: 0})
+	}
+	const sep = " · "
+	byRank := make([]int, len(parts))
+	for i := range byRank {
+		byRank[i] = i
+	}
+	sort.SliceStable(byRank, func(a, b int) bool { return parts[byRank[a]].rank < parts[byRank[b]].rank })
+	keep := make([]bool, len(parts))
+	used := 2 // the spaces at both ends
+	for _, i := range byRank {
+		p := &parts[i]
+		if p.text == "" {
+			continue
+		}
+		gap := 0
+		if used > 2 {
+			gap = ansi.StringWidth(sep)
+		}
+		need := gap + ansi.StringWidth(p.text)
+		if used+need > m.width {
+			// Cut an urgent part that has room for a few words; drop
+			// anything else, and everything less important with it.
+			room := m.width - used - gap
+			if !p.urgent || room < 8 {
+				break
+			}
+			p.text = ui.Truncate(p.text, room)
+			need = gap + ansi.StringWidth(p.text)
+		}
+		keep[i] = true
+		used += need
+	}
+	var shown []string
+	for i, p := range parts {
+		if keep[i] {
+			shown = append(shown, p.text)
+		}
+	}
+	text := " " + strings.Join(shown, sep) + " "
 	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))
 }
 

@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // Nothing a user must copy is cut without notice: at any window width the
@@ -102,5 +107,74 @@ func TestAttachPanelSmallWindows(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// In a short window the table scrolls to keep the highlighted row in view
+// and the line reporting the selection stays on the screen, as does the
+// status bar's ctrl+o and ctrl+c.
+func TestShortWindowKeepsHighlightInView(t *testing.T) {
+	srv := startServer(t, server.Options{})
+	c := connect(t, srv.SSHAddr(), clientOpts{w: 80, h: 10})
+	c.WaitFor(t, "Overview", waitLong)
+	// Tabs, search, Search (Restart… is disabled), then the table.
+	for range 3 {
+		c.Key(keyTab)
+	}
+	c.WaitFor(t, func(string) bool { return c.reversedAt("api-gateway") }, waitLong)
+	for range 7 {
+		c.Key(keyDown)
+	}
+	c.WaitFor(t, func(string) bool { return c.reversedAt("reports") }, waitLong)
+	c.Key(keyEnter)
+	screen := c.WaitFor(t, func(s string) bool {
+		return strings.Contains(s, "› reports") && strings.Contains(s, "Selected reports")
+	}, waitLong)
+	lines := strings.Split(screen, "\n")
+	if bar := lines[len(lines)-1]; !strings.Contains(bar, "ctrl+o") || !strings.Contains(bar, "ctrl+c") {
+		t.Errorf("status bar %q lacks ctrl+o or ctrl+c", bar)
+	}
+	// And back to the top.
+	for range 7 {
+		c.Key(keyUp)
+	}
+	c.WaitFor(t, func(string) bool { return c.reversedAt("api-gateway") }, waitLong)
+}
+
+// A large window is used: the logs viewport grows with the window, and the
+// compact table shows all its rows when there is room.
+func TestLargeWindowIsUsed(t *testing.T) {
+	srv := startServer(t, server.Options{})
+	shownLogs := func(w, h int) int {
+		c := connect(t, srv.SSHAddr(), clientOpts{w: w, h: h})
+		id := waitDemo(t, c)
+		se, _ := srv.Sessions().Get(id)
+		if err := se.Dispatcher.Call(context.Background(), testOrigin, ui.TabChanged{ID: demo.IDTabs, Index: 2}); err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`1–(\d+) of 120`)
+		screen := c.WaitFor(t, func(s string) bool { return re.MatchString(s) }, waitLong)
+		n, _ := strconv.Atoi(re.FindStringSubmatch(screen)[1])
+		if w >= 120 {
+			// The compact table (4 rows asked) shows all 8 services.
+			if err := se.Dispatcher.Call(context.Background(), testOrigin,
+				ui.MenuSelected{ID: demo.IDActions, ItemID: "view_compact"}, ui.TabChanged{ID: demo.IDTabs, Index: 0}); err != nil {
+				t.Fatal(err)
+			}
+			c.WaitFor(t, func(s string) bool {
+				for _, name := range []string{"api-gateway", "auth", "billing", "search", "payments", "notifications", "inventory", "reports"} {
+					if !strings.Contains(s, name+" ") {
+						return false
+					}
+				}
+				return true
+			}, waitLong)
+		}
+		c.Close()
+		return n
+	}
+	small, large := shownLogs(80, 24), shownLogs(120, 40)
+	if large <= small || large < 30 {
+		t.Errorf("the logs show %d lines at 120x40 and %d at 80x24; want more at 120x40, at least 30", large, small)
 	}
 }

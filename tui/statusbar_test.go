@@ -15,8 +15,9 @@ func lastLine(m *Model) string {
 }
 
 // A narrow status bar drops its least important parts first: the keys to
-// attach and to quit stay down to 30 columns, an urgent notice is cut
-// rather than dropped, and the parts kept are in their usual order.
+// attach and to quit stay down to 30 columns (spelled out when there is
+// room), an urgent notice is cut rather than dropped, and the parts kept
+// are in their usual order.
 func TestStatusBarNarrow(t *testing.T) {
 	m, s := newTerm(t)
 	m.Update(NoticeMsg("the server is stopping in 30 seconds; save your work"))
@@ -26,7 +27,7 @@ func TestStatusBarNarrow(t *testing.T) {
 		if got := ansi.StringWidth(bar); got > w {
 			t.Errorf("%d columns: status bar is %d cells: %q", w, got, bar)
 		}
-		for _, want := range []string{"ctrl+o attach", "ctrl+c quit"} {
+		for _, want := range []string{"ctrl+o", "ctrl+c"} {
 			if !strings.Contains(bar, want) {
 				t.Errorf("%d columns: status bar %q lacks %q", w, bar, want)
 			}
@@ -42,6 +43,16 @@ func TestStatusBarNarrow(t *testing.T) {
 		}
 	}
 	m.Update(NoticeMsg(""))
+	// Without a notice the keys are spelled out at 30 columns.
+	m.Update(tea.WindowSizeMsg{Width: 30, Height: 24})
+	if bar := lastLine(m); !strings.Contains(bar, "ctrl+o attach · ctrl+c quit") {
+		t.Errorf("30 columns: status bar %q does not spell out the keys", bar)
+	}
+	// At 60 the session is shown too.
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 24})
+	if bar := lastLine(m); !strings.Contains(bar, "session "+s.ID) || !strings.Contains(bar, "ctrl+o") || !strings.Contains(bar, "ctrl+c") {
+		t.Errorf("60 columns: status bar %q lacks the session or the keys", bar)
+	}
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if bar := lastLine(m); !strings.Contains(bar, "session "+s.ID) || !strings.Contains(bar, "agents: none") {
 		t.Errorf("80 columns: status bar %q lacks the session or who is here", bar)

@@ -681,12 +681,16 @@ func (m *Model) Frame() string {
 // narrow the least important parts are dropped first (an urgent part that
 // does not fit whole is cut with an ellipsis), and the rest keep their
 // order. The keys to quit and, for the owner, to attach an agent are
-// ranked first: they stay down to 30 columns.
+// ranked first, in a short form ("ctrl+o") that is spelled out
+// ("ctrl+o attach") when there is room: they stay down to 30 columns.
 func (m *Model) statusBar() string {
 	type part struct {
 		text   string
-		rank   int  // 0 is kept longest
-		urgent bool // may be cut to fit
+		short  string // the form used until there is room for text
+		rank   int    // 0 is kept longest
+		urgent bool   // may be cut to fit
+		keep   bool
+		long   bool // shown as text rather than short
 	}
 	parts := []part{{text: "raxol-ssh", rank: 10}}
 	for i, s := range []string{m.notice, m.control(), m.agentNotice()} {
@@ -694,52 +698,78 @@ func (m *Model) statusBar() string {
 			parts = append(parts, part{text: s, rank: 2 + i, urgent: true})
 		}
 	}
-	parts = append(parts, part{text: "session " + m.sess.ID, rank: 7})
 	if m.opts.Role != RoleOwner {
 		parts = append(parts, part{text: m.opts.Role.String(), rank: 5})
 	}
-	parts = append(parts, part{text: m.whoIsHere(), rank: 6})
+	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: m.whoIsHere(), rank: 7})
 	if m.opts.Role == RoleOwner {
-		parts = append(parts, part{text: "ctrl+o attach", rank: 1}, part{text: "ctrl+g log", rank: 8},
-			part{text: "ctrl+p pause", rank: 9}, part{text: "ctrl+c quit", rank: 0})
+		parts = append(parts, part{text: "ctrl+o attach", short: "ctrl+o", rank: 1}, part{text: "ctrl+g log", rank: 11},
+			part{text: "ctrl+p pause", rank: 12}, part{text: "ctrl+c quit", short: "ctrl+c", rank: 0})
 	} else {
-		parts = append(parts, part{text: "ctrl+g log", rank: 8}, part{text: "ctrl+c leave", rank: 0})
+		parts = append(parts, part{text: "ctrl+g log", rank: 11}, part{text: "ctrl+c leave", short: "ctrl+c", rank: 0})
 	}
 	const sep = " · "
-	byRank := make([]int, len(parts))
-	for i := range byRank {
-		byRank[i] = i
+	sepW := ansi.StringWidth(sep)
+	// The keys are spelled out after who is here and before the rest:
+	// ctrl+c at rank 8, ctrl+o at 9.
+	type step struct {
+		i      int
+		rank   int
+		expand bool
 	}
-	sort.SliceStable(byRank, func(a, b int) bool { return parts[byRank[a]].rank < parts[byRank[b]].rank })
-	keep := make([]bool, len(parts))
-	used := 2 // the spaces at both ends
-	for _, i := range byRank {
-		p := &parts[i]
-		if p.text == "" {
+	var steps []step
+	for i, p := range parts {
+		steps = append(steps, step{i: i, rank: p.rank})
+		if p.short != "" {
+			steps = append(steps, step{i: i, rank: 8 + p.rank, expand: true})
+		}
+	}
+	sort.SliceStable(steps, func(a, b int) bool { return steps[a].rank < steps[b].rank })
+	used, n, full := 2, 0, false // the spaces at both ends, the parts kept, a part was dropped
+	for _, st := range steps {
+		p := &parts[st.i]
+		if st.expand {
+			if extra := ansi.StringWidth(p.text) - ansi.StringWidth(p.short); p.keep && used+extra <= m.width {
+				p.long = true
+				used += extra
+			}
+			continue
+		}
+		text := p.text
+		if p.short != "" {
+			text = p.short
+		}
+		if text == "" || full {
 			continue
 		}
 		gap := 0
-		if used > 2 {
-			gap = ansi.StringWidth(sep)
+		if n > 0 {
+			gap = sepW
 		}
-		need := gap + ansi.StringWidth(p.text)
+		need := gap + ansi.StringWidth(text)
 		if used+need > m.width {
 			// Cut an urgent part that has room for a few words; drop
-			// anything else, and everything less important with it.
-			room := m.width - used - gap
-			if !p.urgent || room < 8 {
-				break
+			// anything else, and everything less important with it
+			// (but the keys are still spelled out if they fit).
+			full = true
+			left := m.width - used - gap
+			if !p.urgent || left < 8 {
+				continue
 			}
-			p.text = ui.Truncate(p.text, room)
+			p.text = ui.Truncate(p.text, left)
 			need = gap + ansi.StringWidth(p.text)
 		}
-		keep[i] = true
+		p.keep = true
 		used += need
+		n++
 	}
 	var shown []string
-	for i, p := range parts {
-		if keep[i] {
+	for _, p := range parts {
+		switch {
+		case p.keep && (p.short == "" || p.long):
 			shown = append(shown, p.text)
+		case p.keep:
+			shown = append(shown, p.short)
 		}
 	}
 	text := " " + strings.Join(shown, sep) + " "

@@ -725,7 +725,7 @@ func (m *Model) statusBar() string {
 		}
 	}
 	sort.SliceStable(steps, func(a, b int) bool { return steps[a].rank < steps[b].rank })
-	used, n, full := 2, 0, false // the spaces at both ends, the parts kept, a part was dropped
+	used, n, full := 1, 0, false // the space in front, the parts kept, a part was dropped
 	for _, st := range steps {
 		p := &parts[st.i]
 		if st.expand {
@@ -772,7 +772,9 @@ func (m *Model) statusBar() string {
 			shown = append(shown, p.short)
 		}
 	}
-	text := " " + strings.Join(shown, sep) + " "
+	// The line is padded to the width: a space after the last part
+	// when there is room for it.
+	text := " " + strings.Join(shown, sep)
 	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))
 }
 

@@ -58,7 +58,9 @@ func (m Model) overviewTab() ui.Node {
 				ui.Button{ID: IDRestart, Label: "Restart…", OnClick: restartClicked{}, Disabled: m.selectedRow < 0, Destructive: true},
 			}},
 		}},
-		ui.Box{Title: fmt.Sprintf("Services (%d)", len(visible)), Child: ui.Table{
+		// The table takes the height left (its Height is what it shows
+		// at least, room permitting).
+		ui.Fill{Child: ui.Box{Title: fmt.Sprintf("Services (%d)", len(visible)), Child: ui.Table{
 			ID:            IDTable,
 			Columns:       columns,
 			Rows:          rows,
@@ -66,7 +68,7 @@ func (m Model) overviewTab() ui.Node {
 			SortColumn:    m.sortCol,
 			SortDirection: m.sortDir,
 			Height:        height,
-		}},
+		}}},
 	}}
 }
 
@@ -96,24 +98,24 @@ func (m Model) metricsTab() ui.Node {
 }
 
 func (m Model) logsTab() ui.Node {
-	return ui.Box{Title: fmt.Sprintf("Logs from 12:%02d", m.position), Child: ui.Viewport{
+	return ui.Fill{Child: ui.Box{Title: fmt.Sprintf("Logs from 12:%02d", m.position), Child: ui.Viewport{
 		ID:     IDLogs,
 		Lines:  logLines(),
 		Offset: m.logOffset,
 		Height: 14,
-	}}
+	}}}
 }
 
 func (m Model) configTab() ui.Node {
 	return ui.Column{Items: []ui.Node{
-		ui.Row{Gap: 2, Items: []ui.Node{
+		ui.Fill{Child: ui.Row{Gap: 2, Items: []ui.Node{
 			ui.Box{Title: "Infrastructure", Child: ui.Tree{ID: IDInfra, Nodes: m.infraTree(), Selected: m.selNode, Height: 8}},
 			ui.Column{Items: []ui.Node{
 				ui.Checkbox{ID: IDLive, Label: "Live updates", Checked: m.live},
 				ui.SelectList{ID: IDRegion, Label: "Region", Options: regions, Selected: m.region},
 				ui.Menu{ID: IDActions, Items: menuItems},
 			}},
-		}},
+		}}},
 		ui.TextArea{ID: IDNotes, Label: "Notes", Value: m.notes, Placeholder: "incident notes", Height: 3},
 		ui.PasswordField{ID: IDToken, Label: "API token", Value: m.token, Placeholder: "needed to export"},
 	}}

@@ -161,7 +161,7 @@ func checkScreen(t testing.TB, scr string) {
 func TestOutsideTextNeverReachesATerminalRaw(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, server.Options{MCPApprovalTimeout: 20 * time.Second})
-	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", keepRaw: true})
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", keepRaw: true, w: 140}) // wide: the status bar keeps room for its keys
 	id := waitDemo(t, owner)
 	se, _ := srv.Sessions().Get(id)
 
@@ -254,7 +254,7 @@ func TestArbitraryNamesNeverReachATerminalRaw(t *testing.T) {
 		user, client, tool := anyBytes.Example(seed+3*i), anyBytes.Example(seed+3*i+1), anyBytes.Example(seed+3*i+2)
 		t.Logf("example %d (seed %d): user %q client %q tool %q", i, seed+3*i, user, client, tool)
 		key := newKey(t)
-		owner := connect(t, srv.SSHAddr(), clientOpts{user: user, key: key, keepRaw: true})
+		owner := connect(t, srv.SSHAddr(), clientOpts{user: user, key: key, keepRaw: true, w: 140}) // wide: the status bar keeps room for its keys
 		id := waitDemo(t, owner)
 		se, _ := srv.Sessions().Get(id)
 		second := joinAs(t, srv, user, key, id, 0, 0) // the owner's key: no prompt

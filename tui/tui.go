@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -634,7 +636,7 @@ func (m *Model) Frame() string {
 	}
 	bottom = append(bottom, m.approvalBox(m.width)...)
 	if m.showAttach {
-		bottom = append(bottom, m.attachPanel()...)
+		bottom = append(bottom, m.attachPanel(m.height-len(bottom)-1)...)
 	}
 	bottom = append(bottom, m.statusBar())
 	appH := max(0, m.height-len(bottom))
@@ -679,27 +681,105 @@ func (m *Model) Frame() string {
 	return strings.Join(lines, "\n")
 }
 
+// statusBar is the last line: what the session is, what agents did and may
+// do, who is here and the keys. Each part has a rank; when the line is too
+// narrow the least important parts are dropped first (an urgent part that
+// does not fit whole is cut with an ellipsis), and the rest keep their
+// order. The keys to quit and, for the owner, to attach an agent are
+// ranked first, in a short form ("ctrl+o") that is spelled out
+// ("ctrl+o attach") when there is room: they stay down to 30 columns.
 func (m *Model) statusBar() string {
-	parts := []string{"raxol-ssh", "session " + m.sess.ID}
-	if m.opts.Role != RoleOwner {
-		parts = append(parts, m.opts.Role.String())
+	type part struct {
+		text   string
+		short  string // the form used until there is room for text
+		rank   int    // 0 is kept longest
+		urgent bool   // may be cut to fit
+		keep   bool
+		long   bool // shown as text rather than short
 	}
-	// What matters most comes first, where a narrow terminal still shows
-	// it: a notice, the agent's last action, what agents may do.
-	var urgent []string
-	for _, s := range []string{m.notice, m.control(), m.agentNotice()} {
+	parts := []part{{text: "raxol-ssh", rank: 10}}
+	for i, s := range []string{m.notice, m.control(), m.agentNotice()} {
 		if s != "" {
-			urgent = append(urgent, s)
+			parts = append(parts, part{text: s, rank: 2 + i, urgent: true})
 		}
 	}
-	parts = append(parts[:1], append(urgent, parts[1:]...)...)
-	parts = append(parts, m.whoIsHere())
-	if m.opts.Role == RoleOwner {
-		parts = append(parts, "ctrl+o attach", "ctrl+g log", "ctrl+p pause", "ctrl+c quit")
-	} else {
-		parts = append(parts, "ctrl+g log", "ctrl+c leave")
+	if m.opts.Role != RoleOwner {
+		parts = append(parts, part{text: m.opts.Role.String(), rank: 5})
 	}
-	text := " " + strings.Join(parts, " · ") + " "
+	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: m.whoIsHere(), rank: 7})
+	if m.opts.Role == RoleOwner {
+		parts = append(parts, part{text: "ctrl+o attach", short: "ctrl+o", rank: 1}, part{text: "ctrl+g log", rank: 11},
+			part{text: "ctrl+p pause", rank: 12}, part{text: "ctrl+c quit", short: "ctrl+c", rank: 0})
+	} else {
+		parts = append(parts, part{text: "ctrl+g log", rank: 11}, part{text: "ctrl+c leave", short: "ctrl+c", rank: 0})
+	}
+	const sep = " · "
+	sepW := ansi.StringWidth(sep)
+	// The keys are spelled out after who is here and before the rest:
+	// ctrl+c at rank 8, ctrl+o at 9.
+	type step struct {
+		i      int
+		rank   int
+		expand bool
+	}
+	var steps []step
+	for i, p := range parts {
+		steps = append(steps, step{i: i, rank: p.rank})
+		if p.short != "" {
+			steps = append(steps, step{i: i, rank: 8 + p.rank, expand: true})
+		}
+	}
+	sort.SliceStable(steps, func(a, b int) bool { return steps[a].rank < steps[b].rank })
+	used, n, full := 1, 0, false // the space in front, the parts kept, a part was dropped
+	for _, st := range steps {
+		p := &parts[st.i]
+		if st.expand {
+			if extra := ansi.StringWidth(p.text) - ansi.StringWidth(p.short); p.keep && used+extra <= m.width {
+				p.long = true
+				used += extra
+			}
+			continue
+		}
+		text := p.text
+		if p.short != "" {
+			text = p.short
+		}
+		if text == "" || full {
+			continue
+		}
+		gap := 0
+		if n > 0 {
+			gap = sepW
+		}
+		need := gap + ansi.StringWidth(text)
+		if used+need > m.width {
+			// Cut an urgent part that has room for a few words; drop
+			// anything else, and everything less important with it
+			// (but the keys are still spelled out if they fit).
+			full = true
+			left := m.width - used - gap
+			if !p.urgent || left < 8 {
+				continue
+			}
+			p.text = ui.Truncate(p.text, left)
+			need = gap + ansi.StringWidth(p.text)
+		}
+		p.keep = true
+		used += need
+		n++
+	}
+	var shown []string
+	for _, p := range parts {
+		switch {
+		case p.keep && (p.short == "" || p.long):
+			shown = append(shown, p.text)
+		case p.keep:
+			shown = append(shown, p.short)
+		}
+	}
+	// The line is padded to the width: a space after the last part
+	// when there is room for it.
+	text := " " + strings.Join(shown, sep)
 	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))
 }
 
@@ -709,20 +789,59 @@ func AttachURLs(baseURL, sessionID string) (streamable, sse string) {
 	return base + "/mcp", base + "/sse"
 }
 
-// attachPanel lists the URLs and the token, each whole on its own line so
-// it can be copied even when the terminal is narrow.
-func (m *Model) attachPanel() []string {
+// attachMinWidth is the narrowest window the attach panel is drawn in;
+// below it the panel says how wide the window must be.
+const attachMinWidth = 20
+
+// attachPanel lists the URLs and the token for a window of the terminal's
+// width with room for at most rows lines. A value longer than the width
+// is wrapped, broken anywhere and with nothing added, each of its lines
+// starting at the left edge: joining them gives the value back, and a
+// line copied on its own is part of it. A window too narrow or too short
+// for the panel gets a notice saying what size it needs, never a value cut
+// without notice.
+func (m *Model) attachPanel(rows int) []string {
+	w := m.width
+	th := m.opts.Theme
 	streamable, sse := AttachURLs(m.opts.BaseURL, m.sess.ID)
-	muted := m.opts.Theme.Muted
-	return []string{
-		m.opts.Theme.Title.Render("Attach an agent to this session (ctrl+o closes)"),
-		muted.Render("MCP Streamable HTTP URL:"),
-		streamable,
-		muted.Render("MCP SSE URL:"),
-		sse,
-		muted.Render("Bearer token (Authorization: Bearer <token>; ctrl+r makes a new one and disconnects agents):"),
-		m.sess.Token(),
+	token := m.sess.Token()
+	if w >= attachMinWidth {
+		var lines []string
+		text := func(st lipgloss.Style, s string) {
+			for _, l := range strings.Split(ansi.Wrap(s, w, ""), "\n") {
+				lines = append(lines, st.Render(l))
+			}
+		}
+		value := func(s string) {
+			lines = append(lines, strings.Split(ansi.Hardwrap(s, w, true), "\n")...)
+		}
+		text(th.Title, "Attach an agent to this session (ctrl+o closes)")
+		text(th.Muted, "MCP Streamable HTTP URL:")
+		value(streamable)
+		text(th.Muted, "MCP SSE URL:")
+		value(sse)
+		text(th.Muted, "Bearer token (Authorization: Bearer <token>):")
+		value(token)
+		text(th.Muted, "ctrl+r makes a new token and disconnects the agents using this one.")
+		if len(lines) <= rows {
+			return lines
+		}
+		return m.attachTooSmall(w, rows, fmt.Sprintf("The window is too short for the attach panel: it needs %d more rows (ctrl+o closes).", len(lines)-rows))
 	}
+	return m.attachTooSmall(w, rows, fmt.Sprintf("Window too narrow for the attach panel: it needs %d columns (ctrl+o closes).", attachMinWidth))
+}
+
+// attachTooSmall is the notice drawn instead of the attach panel, wrapped
+// to the width and cut to rows lines.
+func (m *Model) attachTooSmall(w, rows int, msg string) []string {
+	lines := strings.Split(ansi.Wrap(msg, w, ""), "\n")
+	for i, l := range lines {
+		lines[i] = m.opts.Theme.Title.Render(l)
+	}
+	if len(lines) > rows {
+		lines = lines[:max(rows, 0)]
+	}
+	return lines
 }
 
 // textOf returns the text of a text widget.

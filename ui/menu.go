@@ -24,7 +24,10 @@ type MenuItem struct {
 // LocalState.Row, an index into [Menu.Flatten]. Up/Down (k/j) and
 // Home/End move the highlight over enabled items without sending
 // anything; Enter or Space sends [MenuSelected] for the highlighted item,
-// and a click for the clicked item, when it is enabled.
+// and a click for the clicked item, when it is enabled. Where the layout
+// has no room for every item ([RenderContext.Height]) the menu shows a
+// window of them from LocalState.Offset that keeps the highlighted item in
+// view.
 type Menu struct {
 	// ID identifies the widget in its tree.
 	ID string
@@ -101,10 +104,15 @@ func (m Menu) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 	var msgs []tea.Msg
 	switch ev := ev.(type) {
 	case ClickEvent:
-		if ev.Y < 0 || ev.Y >= n || !enabled(ev.Y) {
+		h := n
+		if d, ok := st.Data.(drawnRows); ok && d > 0 {
+			h = min(int(d), n)
+		}
+		y := windowTop(st.Offset, row, h, n) + ev.Y
+		if ev.Y < 0 || ev.Y >= h || y >= n || !enabled(y) {
 			return nil
 		}
-		row = ev.Y
+		row = y
 		msgs = []tea.Msg{MenuSelected{ID: m.ID, ItemID: lines[row].item.ID}}
 	case tea.KeyPressMsg:
 		switch ev.String() {
@@ -142,9 +150,14 @@ func (m Menu) Render(rc RenderContext) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	row := min(max(localOf(rc).Row, 0), len(lines)-1)
-	out := make([]string, len(lines))
-	for i, l := range lines {
+	local := localOf(rc)
+	row := min(max(local.Row, 0), len(lines)-1)
+	h := scrollRows(0, len(lines), rc.Height, rc)
+	top := windowTop(local.Offset, row, h, len(lines))
+	local.Offset, local.Data = top, drawnRows(h)
+	out := make([]string, 0, h)
+	for i, l := range lines[top : top+h] {
+		i += top
 		indent := min(2*l.depth, w-1)
 		text := strings.Repeat(" ", indent) + fitLine(l.item.Label, w-indent)
 		st := rc.Theme.Normal
@@ -155,7 +168,7 @@ func (m Menu) Render(rc RenderContext) string {
 			st = rc.Theme.Highlight.Inherit(st)
 			text = padCells(text, w)
 		}
-		out[i] = styled(st, text)
+		out = append(out, styled(st, text))
 	}
 	return clipWidth(strings.Join(out, "\n"), w)
 }

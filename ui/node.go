@@ -47,6 +47,16 @@ type LocalState struct {
 type RenderContext struct {
 	// Width is the number of columns available (at least 1).
 	Width int
+	// Height is the most lines the widget should take, or 0 when there is
+	// no bound (e.g. drawn by RenderContext.Child). The screen's height
+	// comes down through the layout: a widget that scrolls shows fewer rows
+	// than its own Height asks for when they would not fit, keeping the
+	// highlighted one in view.
+	Height int
+	// Fill is set when the widget is drawn in a [Fill] that was given the
+	// height left: it may use all of Height, more rows than its own Height
+	// field asks for.
+	Fill bool
 	// Focused reports whether this terminal's focus is on the widget.
 	Focused bool
 	// Local is the terminal's local state for the widget (never nil).
@@ -99,6 +109,18 @@ type Box struct {
 	Child Node
 }
 
+// Fill gives its child the height its [Column] has left: when a column's
+// items take fewer lines than the screen (or the box, or the fill) they are
+// drawn in, the lines left are shared among its Fill items, whose child is
+// drawn with RenderContext.Fill set and Height raised by its share. A
+// widget that scrolls (Table, SelectList, Tree, Menu, Viewport) then shows
+// more rows than its own Height asks for; Box, Row and Fill pass the extra
+// height on, a Column shares it among its own Fill items. Anywhere else (a
+// Row's item, the root) a Fill is just its child.
+type Fill struct {
+	Child Node
+}
+
 // Text is a static piece of text. Long lines are wrapped to the width.
 type Text struct {
 	Text  string
@@ -115,6 +137,12 @@ func (b Box) Children() []Node {
 	return []Node{b.Child}
 }
 func (Text) Children() []Node { return nil }
+func (f Fill) Children() []Node {
+	if f.Child == nil {
+		return nil
+	}
+	return []Node{f.Child}
+}
 
 // Walk visits n and its descendants in pre-order. It stops descending into
 // a node's children when visit returns false.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"runtime/debug"
+	"sort"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -76,7 +77,7 @@ func (f Frame) HitTest(x, y int) (id string, rel ClickEvent, ok bool) {
 // overlay centered on top of it.
 func Render(root Node, opts RenderOptions) Frame {
 	r := newRenderer(opts)
-	base := r.node(root, r.width)
+	base := r.node(root, r.width, r.height, false)
 	if len(base.lines) > r.height {
 		base.lines = base.lines[:r.height]
 	}
@@ -93,7 +94,7 @@ func Render(root Node, opts RenderOptions) Frame {
 		if ow < 1 {
 			ow = r.width
 		}
-		ob := r.node(o, ow)
+		ob := r.node(o, ow, r.height, false)
 		if len(ob.lines) > r.height {
 			ob.lines = ob.lines[:r.height]
 		}
@@ -121,7 +122,7 @@ func RenderNode(n Node, width int, opts RenderOptions) string {
 	opts.Width = width
 	r := newRenderer(opts)
 	r.inOverlay = true
-	return strings.Join(r.node(n, r.width).lines, "\n")
+	return strings.Join(r.node(n, r.width, 0, false).lines, "\n")
 }
 
 type renderer struct {
@@ -131,6 +132,7 @@ type renderer struct {
 	theme         *Theme
 	overlays      []Overlay
 	inOverlay     bool // overlays met while drawing an overlay are drawn in place
+	redraw        bool // drawing a subtree again: its overlays are collected already
 	opts          RenderOptions
 }
 
@@ -178,9 +180,12 @@ func linesOf(text string, width int) block {
 	return b
 }
 
-// node draws one node. App code that panics (a custom widget's Render,
-// Children...) costs that node its drawing: it becomes a placeholder.
-func (r *renderer) node(n Node, width int) (b block) {
+// node draws one node within width columns and, when height > 0, as few
+// lines beyond height as its nodes can manage; fill says the node is in a
+// [Fill] that was given height. App code that panics (a custom widget's
+// Render, Children...) costs that node its drawing: it becomes a
+// placeholder.
+func (r *renderer) node(n Node, width, height int, fill bool) (b block) {
 	width = max(width, 1)
 	defer func() {
 		if v := recover(); v != nil {
@@ -199,21 +204,25 @@ func (r *renderer) node(n Node, width int) (b block) {
 			return block{}
 		}
 		if !r.inOverlay {
-			r.overlays = append(r.overlays, n)
+			if !r.redraw {
+				r.overlays = append(r.overlays, n)
+			}
 			return block{}
 		}
 		if w, ok := n.(Widget); ok {
-			return r.widget(w, width)
+			return r.widget(w, width, height, fill)
 		}
-		return r.column(n.Children(), 0, width)
+		return r.column(n.Children(), 0, width, height)
 	case Widget:
-		return r.widget(n, width)
+		return r.widget(n, width, height, fill)
 	case Column:
-		return r.column(n.Items, n.Gap, width)
+		return r.column(n.Items, n.Gap, width, height)
 	case Row:
-		return r.row(n.Items, n.Gap, width)
+		return r.row(n.Items, n.Gap, width, height, fill)
 	case Box:
-		return r.box(n, width)
+		return r.box(n, width, height, fill)
+	case Fill:
+		return r.node(n.Child, width, height, fill)
 	case Text:
 		st := r.theme.Normal.Bold(n.Bold).Faint(n.Faint)
 		if !strings.Contains(n.Text, "\n") && lineWidth(n.Text) <= width {
@@ -221,7 +230,7 @@ func (r *renderer) node(n Node, width int) (b block) {
 		}
 		return linesOf(st.Width(width).Render(n.Text), width)
 	default:
-		return r.column(n.Children(), 0, width)
+		return r.column(n.Children(), 0, width, height)
 	}
 }
 
@@ -256,7 +265,7 @@ func safeID(n Node) (id string) {
 // [RenderOptions.MarkFocus].
 const FocusMarker = "> "
 
-func (r *renderer) widget(w Widget, width int) block {
+func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 	id := w.WidgetID()
 	st := r.local(id)
 	if st == nil {
@@ -269,6 +278,8 @@ func (r *renderer) widget(w Widget, width int) block {
 	}
 	rc := RenderContext{
 		Width:   width,
+		Height:  max(height, 0),
+		Fill:    fill && height > 0,
 		Focused: focused,
 		Local:   st,
 		Theme:   r.theme,
@@ -304,10 +315,22 @@ func (r *renderer) widget(w Widget, width int) block {
 	return b
 }
 
-func (r *renderer) column(items []Node, gap, width int) block {
+// column stacks items. With a height budget it fits them in: when they
+// are taller, the tallest items are drawn again with less height (widgets
+// that scroll show fewer rows), tallest first, until they fit; what still
+// does not fit is cut off the bottom of the tallest items; when they are
+// shorter, the height left is shared among the
+// [Fill] items, drawn again with their share added.
+func (r *renderer) column(items []Node, gap, width, height int) block {
+	blocks := make([]block, len(items))
+	for i, it := range items {
+		blocks[i] = r.node(it, width, height, false)
+	}
+	if height > 0 {
+		r.fit(items, blocks, gap, width, height)
+	}
 	var out block
-	for _, it := range items {
-		b := r.node(it, width)
+	for _, b := range blocks {
 		if b.empty() {
 			continue
 		}
@@ -327,7 +350,69 @@ func (r *renderer) column(items []Node, gap, width int) block {
 	return out
 }
 
-func (r *renderer) row(items []Node, gap, width int) block {
+// fit redraws a column's blocks so that they take height lines where they
+// can; see column.
+func (r *renderer) fit(items []Node, blocks []block, gap, width, height int) {
+	total, shown := 0, 0
+	var fills []int
+	for i, b := range blocks {
+		if b.empty() {
+			continue
+		}
+		total += len(b.lines)
+		shown++
+		if _, ok := items[i].(Fill); ok {
+			fills = append(fills, i)
+		}
+	}
+	total += gap * max(0, shown-1)
+	redraw := r.redraw
+	r.redraw = true // overlays were collected by the first drawing
+	defer func() { r.redraw = redraw }()
+	switch {
+	case total > height:
+		order := make([]int, len(blocks))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return len(blocks[order[a]].lines) > len(blocks[order[b]].lines) })
+		over := total - height
+		for _, i := range order {
+			cur := len(blocks[i].lines)
+			if over <= 0 || cur <= 1 {
+				break
+			}
+			if b := r.node(items[i], width, max(1, cur-over), false); len(b.lines) < cur {
+				over -= cur - len(b.lines)
+				blocks[i] = b
+			}
+		}
+		// What cannot shrink is cut, tallest first, so that the items
+		// below it (a status line) stay on the screen.
+		sort.SliceStable(order, func(a, b int) bool { return len(blocks[order[a]].lines) > len(blocks[order[b]].lines) })
+		for _, i := range order {
+			cur := len(blocks[i].lines)
+			if over <= 0 || cur <= 1 {
+				break
+			}
+			keep := max(1, cur-over)
+			over -= cur - keep
+			blocks[i].lines = blocks[i].lines[:keep]
+			blocks[i].hits = clipHits(blocks[i].hits, width, keep)
+		}
+	case total < height && len(fills) > 0:
+		extra := height - total
+		for k, i := range fills {
+			share := extra / len(fills)
+			if k < extra%len(fills) {
+				share++
+			}
+			blocks[i] = r.node(items[i], width, len(blocks[i].lines)+share, true)
+		}
+	}
+}
+
+func (r *renderer) row(items []Node, gap, width, height int, fill bool) block {
 	var visible []Node
 	for _, it := range items {
 		if o, ok := it.(Overlay); ok && !o.Shown() {
@@ -341,17 +426,17 @@ func (r *renderer) row(items []Node, gap, width int) block {
 	}
 	childW := max(1, (width-gap*(n-1))/n)
 	blocks := make([]block, n)
-	height := 0
+	tallest := 0
 	for i, it := range visible {
-		blocks[i] = r.node(it, childW)
-		height = max(height, len(blocks[i].lines))
+		blocks[i] = r.node(it, childW, height, fill)
+		tallest = max(tallest, len(blocks[i].lines))
 	}
 	var out block
-	out.lines = make([]string, height)
+	out.lines = make([]string, tallest)
 	spacer := strings.Repeat(" ", gap)
 	blank := strings.Repeat(" ", childW)
 	var sb strings.Builder
-	for y := range height {
+	for y := range tallest {
 		sb.Reset()
 		for i, b := range blocks {
 			if i > 0 {
@@ -376,9 +461,13 @@ func (r *renderer) row(items []Node, gap, width int) block {
 	return out
 }
 
-func (r *renderer) box(b Box, width int) block {
+func (r *renderer) box(b Box, width, height int, fill bool) block {
 	inner := max(1, width-2)
-	child := r.node(b.Child, inner)
+	innerH := 0
+	if height > 0 {
+		innerH = max(1, height-2)
+	}
+	child := r.node(b.Child, inner, innerH, fill)
 	border := r.theme.Border
 	for _, h := range child.hits {
 		if h.ID == r.focus && r.focus != "" {

@@ -24,7 +24,9 @@ type SelectList struct {
 	// of range) means none.
 	Selected int
 	// Height is the number of visible options; zero (or more than there
-	// are options) shows them all.
+	// are options) shows them all. Fewer are shown where the layout has no
+	// room for them ([RenderContext.Height]), more in a [Fill] with room;
+	// the highlighted option stays in view either way.
 	Height int
 	// Disabled greys the list out and ignores input.
 	Disabled bool
@@ -43,13 +45,22 @@ func (l SelectList) WidgetID() string { return l.ID }
 // Focusable reports whether the list is enabled.
 func (l SelectList) Focusable() bool { return !l.Disabled }
 
-// height returns the number of visible rows.
-func (l SelectList) height() int {
+// height returns the number of visible rows: as many as were last drawn
+// in st, else Height (all when 0).
+func (l SelectList) height(st *LocalState) int {
+	if d, ok := st.Data.(drawnRows); ok && d > 0 {
+		return min(int(d), len(l.Options))
+	}
 	if l.Height <= 0 || l.Height > len(l.Options) {
 		return len(l.Options)
 	}
 	return l.Height
 }
+
+// drawnRows is what a scrolling list (SelectList, Tree, Menu) leaves in
+// LocalState.Data: the number of rows it last drew, which its keys page
+// by and its clicks map to.
+type drawnRows int
 
 // HandleEvent moves the highlight, or selects an option on Enter, Space
 // or a click.
@@ -59,7 +70,7 @@ func (l SelectList) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		return nil
 	}
 	st = stateOrScratch(st)
-	h := l.height()
+	h := l.height(st)
 	row := min(max(st.Row, 0), n-1)
 	top := windowTop(st.Offset, row, h, n)
 	var msgs []tea.Msg
@@ -106,9 +117,15 @@ func (l SelectList) Render(rc RenderContext) string {
 		return clipWidth(strings.Join(out, "\n"), w)
 	}
 	local := localOf(rc)
-	h := l.height()
+	room := rc.Height
+	if l.Label != "" {
+		room--
+	}
+	h := scrollRows(l.Height, n, room, rc)
+	local.Data = drawnRows(h)
 	row := min(max(local.Row, 0), n-1)
 	top := windowTop(local.Offset, row, h, n)
+	local.Offset = top
 	for i := top; i < top+h && i < n; i++ {
 		mark := "○ "
 		st := rc.Theme.Normal

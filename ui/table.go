@@ -26,7 +26,8 @@ type TableColumn struct {
 // Table is a grid of text cells under a header line, with a selected row
 // and sorting by column.
 //
-// Keys: Up/Down (k/j), PgUp/PgDn (by Height, 10 when Height is 0) and
+// Keys: Up/Down (k/j), PgUp/PgDn (by the rows last drawn; before the first
+// drawing by Height, 10 when Height is 0) and
 // Home/End move the local highlight (LocalState.Row); Left/Right move the
 // highlighted column (LocalState.Col); Enter or Space send [RowSelected]
 // for the highlighted row; 's' sends [TableSorted] for the highlighted
@@ -49,6 +50,9 @@ type Table struct {
 	// SortDirection is [SortAsc] or [SortDesc].
 	SortDirection string
 	// Height is the number of body rows shown at once; 0 shows them all.
+	// Fewer are shown where the layout has no room for them
+	// ([RenderContext.Height]), more in a [Fill] with room; the
+	// highlighted row stays in view either way.
 	Height int
 	// Disabled makes the table ignore input and drawn in the disabled style.
 	Disabled bool
@@ -69,8 +73,8 @@ const (
 )
 
 // tableLayout is what a Table's last render left in LocalState.Data, so
-// that header clicks map to the columns the user saw.
-type tableLayout struct{ width int }
+// that clicks map to the columns and rows the user saw.
+type tableLayout struct{ width, rows int }
 
 // Children returns nil: a table has no child nodes.
 func (Table) Children() []Node { return nil }
@@ -82,17 +86,51 @@ func (t Table) WidgetID() string { return t.ID }
 func (t Table) Focusable() bool { return !t.Disabled }
 
 // window clamps st (row, column, offset) to the current rows and columns,
-// scrolling the offset so that the highlighted row is visible, and returns
-// the number of body rows shown.
+// scrolling the offset so that the highlighted row is visible among the
+// rows last drawn, and returns their number.
 func (t Table) window(st *LocalState) int {
+	h := t.Height
+	if l, ok := st.Data.(tableLayout); ok && l.rows > 0 {
+		h = l.rows
+	}
+	return t.windowOf(st, h)
+}
+
+// windowOf is window for h body rows (all when h is 0).
+func (t Table) windowOf(st *LocalState, h int) int {
 	n := len(t.Rows)
 	st.Col = dwClamp(st.Col, 0, len(t.Columns)-1)
 	st.Row = dwClamp(st.Row, 0, n-1)
-	h := t.Height
 	if h <= 0 || h > n {
 		h = n
 	}
 	st.Offset = dwScroll(st.Offset, st.Row, h, n)
+	return h
+}
+
+// bodyRows is the number of body rows drawn in rc: Height (all when 0),
+// as many as there is room for in a Fill, never more than rc.Height has
+// room for (but at least one).
+func (t Table) bodyRows(rc RenderContext) int {
+	return scrollRows(t.Height, len(t.Rows), rc.Height-tableHeaderRows, rc)
+}
+
+// scrollRows is how many of n rows a scrolling widget whose own height
+// is want (all when 0) shows where the layout has room for room rows
+// (rc.Height less the widget's other lines): more in a Fill, fewer when
+// room is short, at least one.
+func scrollRows(want, n, room int, rc RenderContext) int {
+	h := want
+	if h <= 0 || h > n {
+		h = n
+	}
+	if rc.Height > 0 {
+		room = max(1, room)
+		if rc.Fill {
+			h = max(h, min(n, room))
+		}
+		h = min(h, room)
+	}
 	return h
 }
 
@@ -153,6 +191,9 @@ func (t Table) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		if page <= 0 {
 			page = dwPage
 		}
+		if _, drawn := st.Data.(tableLayout); drawn {
+			page = h
+		}
 		if r, ok := moveRow(vimKey(ev.String()), st.Row, len(t.Rows), page); ok {
 			st.Row = r
 			t.window(st)
@@ -201,7 +242,8 @@ func (t Table) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 // Render draws the header, a separator and the visible body rows.
 func (t Table) Render(rc RenderContext) string {
 	th, st, w := dwContext(rc)
-	st.Data = tableLayout{width: w}
+	h := t.bodyRows(rc)
+	st.Data = tableLayout{width: w, rows: h}
 	pick := func(s lipgloss.Style) lipgloss.Style {
 		if t.Disabled {
 			return th.Disabled
@@ -211,7 +253,8 @@ func (t Table) Render(rc RenderContext) string {
 	if len(t.Columns) == 0 {
 		return pick(th.Muted).Render(dwTrunc("(no columns)", w))
 	}
-	h := t.window(st)
+	t.windowOf(st, h)
+	h = min(h, len(t.Rows))
 	xs, ws := t.columns(w)
 	focused := rc.Focused && !t.Disabled
 

@@ -32,7 +32,8 @@ type TreeRow struct {
 
 // Tree is an outline of nodes that expand and collapse.
 //
-// Keys: Up/Down, PgUp/PgDn (by Height, 10 when Height is 0) and Home/End
+// Keys: Up/Down, PgUp/PgDn (by the rows last drawn; before the first
+// drawing by Height, 10 when Height is 0) and Home/End
 // move the local highlight (LocalState.Row, an index into [Tree.Visible]).
 // Right expands a collapsed node ([TreeExpanded]) or moves to the first
 // child of an expanded one; Left collapses an expanded node
@@ -47,6 +48,9 @@ type Tree struct {
 	// Selected is the id of the selected node, or "".
 	Selected string
 	// Height is the number of rows shown at once; 0 shows them all.
+	// Fewer are shown where the layout has no room for them
+	// ([RenderContext.Height]), more in a [Fill] with room; the
+	// highlighted row stays in view either way.
 	Height int
 	// Disabled makes the tree ignore input and drawn in the disabled style.
 	Disabled bool
@@ -86,10 +90,18 @@ func (t Tree) Visible() []TreeRow {
 }
 
 // window clamps st to n visible rows, scrolling so that the highlighted
-// row is visible, and returns the number of rows shown.
+// row is visible among the rows last drawn, and returns their number.
 func (t Tree) window(st *LocalState, n int) int {
-	st.Row = dwClamp(st.Row, 0, n-1)
 	h := t.Height
+	if d, ok := st.Data.(drawnRows); ok && d > 0 {
+		h = int(d)
+	}
+	return t.windowOf(st, n, h)
+}
+
+// windowOf is window for h rows (all when h is 0).
+func (t Tree) windowOf(st *LocalState, n, h int) int {
+	st.Row = dwClamp(st.Row, 0, n-1)
 	if h <= 0 || h > n {
 		h = n
 	}
@@ -118,6 +130,9 @@ func (t Tree) HandleEvent(ev Event, st *LocalState) []tea.Msg {
 		page := t.Height
 		if page <= 0 {
 			page = dwPage
+		}
+		if _, drawn := st.Data.(drawnRows); drawn {
+			page = h
 		}
 		if r, ok := moveRow(ev.String(), st.Row, len(rows), page); ok {
 			st.Row = r
@@ -182,7 +197,8 @@ func (t Tree) Render(rc RenderContext) string {
 	if len(rows) == 0 {
 		return pick(th.Muted).Render(dwTrunc("(empty)", w))
 	}
-	h := t.window(st, len(rows))
+	h := t.windowOf(st, len(rows), scrollRows(t.Height, len(rows), rc.Height, rc))
+	st.Data = drawnRows(h)
 	focused := rc.Focused && !t.Disabled
 	lines := make([]string, 0, h)
 	for i := st.Offset; i < st.Offset+h; i++ {

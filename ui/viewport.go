@@ -25,6 +25,9 @@ type Viewport struct {
 	// [0, MaxOffset()] when drawn and when scrolling.
 	Offset int
 	// Height is the number of lines shown at once; 0 (or less) means 10.
+	// Fewer are shown where the layout has no room for them
+	// ([RenderContext.Height]), more in a [Fill] with room. The keys and
+	// MaxOffset go by Height.
 	Height int
 	// Disabled makes the viewport ignore input and drawn in the disabled
 	// style.
@@ -111,7 +114,20 @@ func (v Viewport) Render(rc RenderContext) string {
 		return s
 	}
 	n, h := len(v.Lines), v.height()
-	off := dwClamp(v.Offset, 0, v.MaxOffset())
+	if rc.Height > 0 {
+		// Fewer lines where the layout has no room, more in a Fill.
+		room := rc.Height - 1 // the status line
+		if v.Title != "" {
+			room--
+		}
+		room = max(1, room)
+		if rc.Fill {
+			h = max(h, room)
+		}
+		h = min(h, room)
+	}
+	maxOff := max(0, n-h)
+	off := dwClamp(v.Offset, 0, maxOff)
 	shown := min(h, n-off)
 
 	var lines []string
@@ -129,7 +145,7 @@ func (v Viewport) Render(rc RenderContext) string {
 	if bar {
 		cw = w - 1
 		thumbLen = max(1, int(float64(h)*float64(h)/float64(n)))
-		thumb = int(float64(off) * float64(h-thumbLen) / float64(v.MaxOffset()))
+		thumb = int(float64(off) * float64(h-thumbLen) / float64(maxOff))
 	}
 	thumbStyle := pick(th.Normal)
 	if focused {

@@ -33,12 +33,18 @@ func (m *Model) agentActivity() tea.Cmd {
 	if first && time.Since(a.At) > AgentNoticeFor {
 		return nil // old news when this terminal attached
 	}
+	// The status bar's notice ends by itself: redraw when it does, or it
+	// stays (and hides what it displaced) until something else changes.
+	noticeDone := tea.Tick(AgentNoticeFor, func(time.Time) tea.Msg { return noticeDoneMsg{} })
 	if a.Widget == "" || a.Outcome != "ok" {
-		return nil
+		return noticeDone
 	}
 	m.highlight = a.Widget
-	return tea.Tick(HighlightFor, func(time.Time) tea.Msg { return highlightDoneMsg{seq} })
+	return tea.Batch(noticeDone, tea.Tick(HighlightFor, func(time.Time) tea.Msg { return highlightDoneMsg{seq} }))
 }
+
+// noticeDoneMsg redraws the status bar once an agent notice has expired.
+type noticeDoneMsg struct{}
 
 // agentNotice is the status bar's words for the agent's last action, if
 // recent.

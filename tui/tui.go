@@ -308,6 +308,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.seq == m.seenAgentSeq {
 			m.highlight = ""
 		}
+	case noticeDoneMsg:
+		// Nothing to change: the redraw after this message drops the
+		// notice whose time is up.
 	case idleMsg:
 		if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
 			m.scr.release()

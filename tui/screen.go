@@ -53,6 +53,13 @@ func (s *screen) newRenderer() *uv.TerminalRenderer {
 	r := uv.NewTerminalRenderer(&s.buf, s.env)
 	r.SetColorProfile(s.profile)
 	r.SetTabStops(-1)
+	// A line feed is a carriage return too: flush sends every LF the
+	// renderer moves down with as CR LF itself, so the renderer must not
+	// count on the column staying. It would stay on a raw tty, but not
+	// behind an emulated PTY (charm ssh's default, which turns LF into
+	// CR LF): there "down two, left one" from column 14 (LF LF CUB) landed
+	// at column 1 and drew the status bar 13 columns to the left.
+	r.SetMapNewline(true)
 	// Scroll regions are beyond what a plain terminal is known to do.
 	r.SetScrollOptim(!s.plain)
 	r.Resize(s.width, s.height)
@@ -254,10 +261,29 @@ func (s *screen) flush() error {
 	if s.buf.Len() == 0 {
 		return nil
 	}
-	_, err := s.w.Write(s.buf.Bytes())
+	out := s.buf.Bytes()
+	if bytes.IndexByte(out, '\n') >= 0 {
+		out = crlf(out)
+	}
+	_, err := s.w.Write(out)
 	s.buf.Reset()
 	if err != nil {
 		return fmt.Errorf("tui: write: %w", err)
 	}
 	return nil
+}
+
+// crlf makes every LF of b not already after a CR a CR LF, so that the
+// output means the same whether or not the way to the terminal maps LF
+// to CR LF (an emulated PTY does; a raw one does not). A CR CR LF, if a
+// mapping adds its own CR, moves the cursor the same.
+func crlf(b []byte) []byte {
+	out := make([]byte, 0, len(b)+bytes.Count(b, []byte{'\n'}))
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			out = append(out, '\r')
+		}
+		out = append(out, c)
+	}
+	return out
 }

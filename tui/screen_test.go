@@ -244,3 +244,50 @@ func TestReleasedScreenMatchesAKeptOne(t *testing.T) {
 		}
 	})
 }
+
+// ptyWriter maps LF to CR LF on the way, as charm ssh's emulated PTY
+// (the server's default) does.
+type ptyWriter struct{ w io.Writer }
+
+func (p ptyWriter) Write(b []byte) (int, error) {
+	_, err := p.w.Write([]byte(strings.ReplaceAll(string(b), "\n", "\r\n")))
+	return len(b), err
+}
+
+// TestScreenShowsTheFrameBehindAnyNewlineMapping: whatever the frames,
+// the terminal shows exactly the last one, whether the way to it maps LF
+// to CR LF (an emulated PTY) or not (a raw tty). The renderer moves down
+// with LFs; behind the mapping it used to lose the column ("down two,
+// left one" from column 14 drew the status bar at column 1).
+func TestScreenShowsTheFrameBehindAnyNewlineMapping(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		const w, h = 30, 8
+		frames := rapid.SliceOfN(frameText(h), 2, 6).Draw(rt, "frames")
+		for _, mapped := range []bool{false, true} {
+			em := vt.NewEmulator(w, h)
+			var out io.Writer = &emuWriter{em: em}
+			if mapped {
+				out = ptyWriter{out}
+			}
+			s := newScreen(out, []string{"TERM=xterm-256color"}, colorprofile.ANSI256, w, h)
+			if err := s.start(""); err != nil {
+				rt.Fatal(err)
+			}
+			want := vt.NewEmulator(w, h)
+			for i, f := range frames {
+				if err := s.draw(f); err != nil {
+					rt.Fatal(err)
+				}
+				// What the frame looks like drawn from scratch.
+				fresh := newScreen(&emuWriter{em: want}, []string{"TERM=xterm-256color"}, colorprofile.ANSI256, w, h)
+				_, _ = want.Write([]byte("\x1b[H\x1b[2J"))
+				if err := fresh.draw(f); err != nil {
+					rt.Fatal(err)
+				}
+				if got, exp := em.String(), want.String(); got != exp {
+					rt.Fatalf("mapped=%v frame %d:\ngot:\n%s\nwant:\n%s", mapped, i, got, exp)
+				}
+			}
+		}
+	})
+}

@@ -88,6 +88,41 @@ func (m *Model) whoIsHere() string {
 	return strings.Join(parts, " · ")
 }
 
+// ageMsg redraws the status bar when an agent's age there changes.
+type ageMsg struct{}
+
+// tickAges schedules a redraw for when the first agent's age in the
+// status bar would read differently ("12s" becomes "13s", "4m" "5m"), so
+// that it never freezes; nothing while no agent is attached.
+func (m *Model) tickAges() tea.Cmd {
+	if m.ageTicking {
+		return nil
+	}
+	now := time.Now()
+	wait := time.Duration(0)
+	for _, at := range m.sess.Attached() {
+		if at.Kind != session.KindAgent {
+			continue
+		}
+		d := max(0, now.Sub(at.LastActive))
+		unit := time.Second
+		switch {
+		case d >= time.Hour:
+			unit = time.Hour
+		case d >= time.Minute:
+			unit = time.Minute
+		}
+		if next := unit - d%unit; wait == 0 || next < wait {
+			wait = next
+		}
+	}
+	if wait == 0 {
+		return nil
+	}
+	m.ageTicking = true
+	return tea.Tick(wait+10*time.Millisecond, func(time.Time) tea.Msg { return ageMsg{} })
+}
+
 // lastActed is an agent's last action as a short age: "now", "12s ago",
 // "4m ago", or "idle 3m" for one presence shows idle.
 func lastActed(at session.Attachment, now time.Time) string {

@@ -73,3 +73,35 @@ func TestWhoIsHereTellsWhenEachAgentLastActed(t *testing.T) {
 		t.Fatalf("after both left: %q", line)
 	}
 }
+
+// TestAgentAgesAreRedrawnAsTheyChange: while an agent is attached the
+// terminal schedules a redraw for when its age in the status bar would
+// change, one at a time, so "12s ago" never freezes; none without agents.
+func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
+	s := newSession(t)
+	m := New(s, Options{Terminal: "u", Primary: true})
+	t.Cleanup(m.Close)
+	if m.tickAges() != nil {
+		t.Fatal("an age tick with no agent attached")
+	}
+	a := s.Join(session.KindAgent, "claude-code")
+	defer a.Detach()
+	cmd := m.tickAges()
+	if cmd == nil {
+		t.Fatal("no age tick with an agent attached")
+	}
+	if m.tickAges() != nil {
+		t.Fatal("a second age tick while one is scheduled")
+	}
+	start := time.Now()
+	if _, ok := cmd().(ageMsg); !ok {
+		t.Fatal("the tick does not deliver an ageMsg")
+	}
+	if d := time.Since(start); d > 1100*time.Millisecond {
+		t.Fatalf("the first age change came after %s, want within a second", d)
+	}
+	m.Update(ageMsg{})
+	if m.ageTicking != true {
+		t.Fatal("no next age tick after one was delivered")
+	}
+}

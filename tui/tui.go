@@ -166,6 +166,7 @@ type Model struct {
 	lastDraw     time.Time
 	pending      bool          // a frameMsg is scheduled
 	ticking      bool          // a countdownMsg is scheduled
+	ageTicking   bool          // an ageMsg is scheduled
 	armTicking   bool          // an armedMsg is scheduled
 	armedSeq     uint64        // the prompt the arming below is for
 	armedAt      time.Time     // when the prompt on top takes answer keys
@@ -320,6 +321,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.pending = false
 	case countdownMsg:
 		m.ticking = false
+	case ageMsg:
+		m.ageTicking = false
 	case armedMsg:
 		m.armTicking = false
 	case tea.WindowSizeMsg:
@@ -389,7 +392,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.publishAttention()
 	m.arm()
-	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown(), m.tickArming())
+	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown(), m.tickArming(), m.tickAges())
 }
 
 // publishAttention tells the session where the human's attention is, when

@@ -6,6 +6,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
 // lastLine is the status bar as text.
@@ -69,5 +71,23 @@ func TestStatusBarNarrowObserver(t *testing.T) {
 		if !strings.Contains(bar, "ctrl+c leave") || !strings.Contains(bar, "observer") || strings.Contains(bar, "ctrl+o") {
 			t.Errorf("%d columns: observer's status bar %q", w, bar)
 		}
+	}
+}
+
+// Several agents with long names make who-is-here long: it is cut to the
+// room left (it says agents are here, and how many) rather than dropped.
+func TestStatusBarCutsALongWhoIsHere(t *testing.T) {
+	m, s := newTerm(t)
+	for _, n := range []string{"claude-code-with-a-long-name 2.1", "cursor-agent-long-name 0.9", "mcp-go-client 1.2.1"} {
+		p := s.Join(session.KindAgent, n)
+		defer p.Detach()
+	}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 24})
+	bar := lastLine(m)
+	if !strings.Contains(bar, "agents (3): claude-code") || !strings.Contains(bar, "…") {
+		t.Errorf("status bar %q does not show the agents, cut", bar)
+	}
+	if !strings.Contains(bar, "ctrl+o") || !strings.Contains(bar, "ctrl+c") || ansi.StringWidth(bar) > 100 {
+		t.Errorf("status bar %q lost its keys or overflows", bar)
 	}
 }

@@ -712,7 +712,9 @@ func (m *Model) statusBar() string {
 	if m.opts.Role != RoleOwner {
 		parts = append(parts, part{text: m.opts.Role.String(), rank: 5})
 	}
-	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: m.whoIsHere(), rank: 7})
+	// Who is here is cut rather than dropped when it is long (several
+	// agents with their ages).
+	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: m.whoIsHere(), rank: 7, urgent: true})
 	if m.opts.Role == RoleOwner {
 		parts = append(parts, part{text: "ctrl+o attach", short: "ctrl+o", rank: 1}, part{text: "ctrl+g log", rank: 11},
 			part{text: "ctrl+p pause", rank: 12}, part{text: "ctrl+c quit", short: "ctrl+c", rank: 0})

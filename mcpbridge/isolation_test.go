@@ -104,20 +104,7 @@ type isoStream struct {
 // (a live SSE session) until the test ends.
 func openSSE(t *testing.T, base string, se *session.Session) *isoStream {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sessions/"+se.ID+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+se.Token())
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		cancel()
-		resp.Body.Close()
-		t.Fatalf("raw SSE GET: %d", resp.StatusCode)
-	}
+	resp, cancel := getSSE(t, base, se)
 	s := &isoStream{cancel: cancel, done: make(chan struct{})}
 	br := bufio.NewReader(resp.Body)
 	found := make(chan string, 1)
@@ -545,4 +532,25 @@ func TestBearerSchemeIsParsedStrictly(t *testing.T) {
 			t.Errorf("Authorization %q: %d", strings.Replace(auth, tok, "<token>", 1), code)
 		}
 	}
+}
+
+// getSSE opens a raw SSE stream of se (GET /sessions/<id>/sse with its
+// token) and fails the test unless it is served; cancel ends it.
+func getSSE(t *testing.T, base string, se *session.Session) (*http.Response, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sessions/"+se.ID+"/sse", nil)
+	req.Header.Set("Authorization", "Bearer "+se.Token())
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		cancel()
+		resp.Body.Close()
+		t.Fatalf("raw SSE GET: %d", resp.StatusCode)
+	}
+	return resp, cancel
 }

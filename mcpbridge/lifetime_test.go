@@ -84,20 +84,7 @@ type rawSSE struct {
 func (e *env) dialRawSSE() *rawSSE {
 	e.t.Helper()
 	t := e.t.(*testing.T)
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.http.URL+"/sessions/"+e.session.ID+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+e.session.Token())
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		cancel()
-		resp.Body.Close()
-		t.Fatalf("SSE GET: %d", resp.StatusCode)
-	}
+	resp, cancel := getSSE(t, e.http.URL, e.session)
 	c := &rawSSE{t: t, token: e.session.Token(), replies: make(chan map[string]any, 16), done: make(chan struct{})}
 	br := bufio.NewReader(resp.Body)
 	event := func() (name, data string, err error) {

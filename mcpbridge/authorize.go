@@ -24,6 +24,12 @@ func (c *conn) listable(req mcp.Request, name string, actx authz.Context) bool {
 	if sensitive, known := c.classify(name); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
 		return false
 	}
+	if name == ToolScreenshot {
+		// It would be refused if the read policy hides the screen.
+		if d, panicked := c.b.opts.Policy.DecideRead("resources/read", map[string]any{"uri": URIScreen}, actx); panicked || d.Kind != authz.KindAllow {
+			return false
+		}
+	}
 	d, panicked := c.b.opts.Policy.DecideTool(name, nil, actx)
 	switch {
 	case panicked:

@@ -83,7 +83,20 @@ func TestNoResourceContentByAnyMethodWithoutTheReadPolicy(t *testing.T) {
 				t.Errorf("sse=%v subscribe %s: %v, want -32090", sse, uri, err)
 			}
 		}
-		// raxol_screenshot is the screen resource by another name.
+		// raxol_screenshot is the screen resource by another name: not
+		// listed, and refused.
+		lr, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lr.CacheScope != "private" {
+			t.Errorf("sse=%v: a caller's filtered tools/list has cacheScope %q", sse, lr.CacheScope)
+		}
+		for _, tl := range lr.Tools {
+			if tl.Name == mcpbridge.ToolScreenshot {
+				t.Errorf("sse=%v: raxol_screenshot listed to a client that may not read the screen", sse)
+			}
+		}
 		if out, isErr := call(t, cs, mcpbridge.ToolScreenshot, nil); !isErr || out["error"] != "authorization_required" {
 			t.Errorf("sse=%v: raxol_screenshot without read rights: %v", sse, out)
 		}

@@ -40,9 +40,9 @@ func RequestParams(req mcp.Request) map[string]any {
 	return m
 }
 
-// FilterTools returns res with only the tools keep accepts when it is a
-// tools/list result, and res itself otherwise. The server's own result
-// and tools are never changed.
+// FilterTools returns res with only the tools keep accepts, marked
+// cacheScope "private", when it is a tools/list result, and res itself
+// otherwise. The server's own result and tools are never changed.
 func FilterTools(res mcp.Result, keep func(name string) bool) mcp.Result {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok {
@@ -50,5 +50,8 @@ func FilterTools(res mcp.Result, keep func(name string) bool) mcp.Result {
 	}
 	filtered := *lr
 	filtered.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !keep(t.Name) })
+	// The list is this caller's (its policy decided it): no intermediary
+	// may serve it to another.
+	filtered.CacheScope = "private"
 	return &filtered
 }

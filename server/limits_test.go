@@ -34,6 +34,15 @@ func waitCount(t testing.TB, srv *testServer, n int) {
 		"want %d live sessions, have %d", n, srv.Sessions().Count())
 }
 
+// waitConnections waits until n SSH connections hold admission slots:
+// the slots of closed connections are released when the server sees them
+// close, which can be a moment after their sessions ended.
+func waitConnections(t testing.TB, srv *testServer, n int) {
+	t.Helper()
+	eventually(t, waitLong, func() bool { return srv.SSHConnections() == n },
+		"want %d SSH connections admitted, have %d", n, srv.SSHConnections())
+}
+
 // TestMaxConnections: over the server-wide cap a connection is told why
 // and refused; a freed slot admits the next one.
 func TestMaxConnections(t *testing.T) {
@@ -56,6 +65,7 @@ func TestMaxConnections(t *testing.T) {
 
 	a.Close()
 	waitCount(t, srv, 1)
+	waitConnections(t, srv, 1)
 	d := connect(t, srv.SSHAddr(), clientOpts{})
 	waitDemo(t, d)
 	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="rejected"}`); v < 1 {
@@ -85,6 +95,7 @@ func TestMaxPerIP(t *testing.T) {
 
 	a.Close()
 	waitCount(t, srv, 1)
+	waitConnections(t, srv, 1)
 	d := connect(t, srv.SSHAddr(), clientOpts{local: "127.0.0.1"})
 	waitDemo(t, d)
 	if v := scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_limit_rejections_total{limit="max_per_ip"}`); v < 1 {

@@ -18,7 +18,8 @@
 // A session's MCP server is created on its first authenticated request
 // and closed, with its clients, when the session ends.
 //
-// The answers at the authorization seams (DenialResult, ReadDenied,
-// RequestParams, FilterTools) are exported for the server's own /mcp
-// endpoint, which is held to the same policy.
+// Every MCP server of the process, the sessions' and the server-level
+// /mcp endpoint, is held to one authorization gate ([Gate]): every method
+// classified or refused, the read policy on every path to resource
+// content. [DenialResult] is the tool seam's refusal, for /mcp's tools.
 package mcpbridge

@@ -108,14 +108,14 @@ func (g *Gate) Receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		case MethodRead:
 			actx := g.Context(req)
-			if err := g.decideRead(method, RequestParams(req), actx); err != nil {
+			if err := g.decideRead(method, requestParams(req), actx); err != nil {
 				return nil, err
 			}
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return res, err
 			}
-			return FilterTools(res, func(name string) bool { return g.Listable(req, name, actx) }), nil
+			return filterTools(res, func(name string) bool { return g.Listable(req, name, actx) }), nil
 		}
 		g.Metrics.Authz("method", "deny")
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served", method)}
@@ -136,10 +136,10 @@ func (g *Gate) decide(method string, params map[string]any, actx authz.Context, 
 	switch {
 	case panicked:
 		g.Metrics.Authz("read", "error")
-		return ReadDenied(method, d)
+		return readDenied(method, d)
 	case d.Kind != authz.KindAllow:
 		g.Metrics.Authz("read", d.Kind.String())
-		return ReadDenied(method, d)
+		return readDenied(method, d)
 	}
 	if countAllow {
 		g.Metrics.Authz("read", "allow")

@@ -85,7 +85,11 @@ func focusOn(t *testing.T, e *env, cs *mcp.ClientSession, id string) []*mcp.Tool
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		tools := listTools(t, cs)
-		if len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app."+id+".") {
+		// The order alone can look right before the focus move is
+		// applied (with no focus, tree order puts the first widget
+		// first): wait for the mark too.
+		m := marked(tools)
+		if len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app."+id+".") && len(m) > 0 && strings.HasPrefix(m[0], "app."+id+".") {
 			return tools
 		}
 		if time.Now().After(deadline) {

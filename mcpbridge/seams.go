@@ -22,15 +22,15 @@ func DenialResult(tool string, d authz.Decision) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
 }
 
-// ReadDenied is the JSON-RPC error (-32090 authorization_required) for a
+// readDenied is the JSON-RPC error (-32090 authorization_required) for a
 // read of method refused by d.
-func ReadDenied(method string, d authz.Decision) error {
+func readDenied(method string, d authz.Decision) error {
 	data, _ := json.Marshal(authz.ReadDenialFor(method, d))
 	return &jsonrpc.Error{Code: authz.ReadDeniedCode, Message: authz.ReadDeniedMessage(method), Data: data}
 }
 
-// RequestParams is req's params as plain data, for a read policy.
-func RequestParams(req mcp.Request) map[string]any {
+// requestParams is req's params as plain data, for a read policy.
+func requestParams(req mcp.Request) map[string]any {
 	b, err := json.Marshal(req.GetParams())
 	if err != nil {
 		return nil
@@ -40,10 +40,10 @@ func RequestParams(req mcp.Request) map[string]any {
 	return m
 }
 
-// FilterTools returns res with only the tools keep accepts, marked
+// filterTools returns res with only the tools keep accepts, marked
 // cacheScope "private", when it is a tools/list result, and res itself
 // otherwise. The server's own result and tools are never changed.
-func FilterTools(res mcp.Result, keep func(name string) bool) mcp.Result {
+func filterTools(res mcp.Result, keep func(name string) bool) mcp.Result {
 	lr, ok := res.(*mcp.ListToolsResult)
 	if !ok {
 		return res

@@ -21,13 +21,14 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
-// hostileText carries visible markers (X1, X2, X3) between an OSC 52
+// hostileText carries visible markers (@1@, @2@, @3@; '@' is in no
+// fingerprint or session id, which are base64) between an OSC 52
 // clipboard write, CSI, DCS, APC and OSC 8 sequences, a bidi override and
 // isolate, a C1 CSI, a bare CR LF, a combining grapheme joiner and an
-// unassigned default-ignorable. Cleaned, it reads "X1X2\uFFFD  X3".
+// unassigned default-ignorable. Cleaned, it reads "@1@@2@\uFFFD  @3@".
 const (
-	hostileText  = "\x1b]52;c;UFdORUQ=\x07X1\x1b[2J\x1b[31m\u202eX2\x9b\r\nX3\u2066\u034f\U000E0FFF\x1bP+q6b64\x1b\\\x1b_Gf=1;QQ\x1b\\\x1b]8;;http://evil/\x1b\\"
-	hostileShown = "X1X2\uFFFD  X3"
+	hostileText  = "\x1b]52;c;UFdORUQ=\x07@1@\x1b[2J\x1b[31m\u202e@2@\x9b\r\n@3@\u2066\u034f\U000E0FFF\x1bP+q6b64\x1b\\\x1b_Gf=1;QQ\x1b\\\x1b]8;;http://evil/\x1b\\"
+	hostileShown = "@1@@2@\uFFFD  @3@"
 )
 
 // unsafeRune is what a terminal must never be sent as text, nor an
@@ -133,16 +134,16 @@ func checkActivity(t testing.TB, acts []session.Action, payloads ...string) {
 }
 
 // checkScreen fails when the hostile text moved the cursor or left its
-// payload on the screen: X3 never starts a line, and every X1 is followed
+// payload on the screen: @3@ never starts a line, and every @1@ is followed
 // by the rest of the cleaned text.
 func checkScreen(t testing.TB, scr string) {
 	t.Helper()
 	for _, line := range strings.Split(scr, "\n") {
-		if strings.HasPrefix(strings.TrimLeft(line, " │┃"), "X2") || strings.HasPrefix(strings.TrimLeft(line, " │┃"), "X3") {
+		if strings.HasPrefix(strings.TrimLeft(line, " │┃"), "@2@") || strings.HasPrefix(strings.TrimLeft(line, " │┃"), "@3@") {
 			t.Fatalf("outside text broke a line:\n%s", scr)
 		}
 	}
-	if strings.Count(scr, "X1") != strings.Count(scr, "X1X2") {
+	if strings.Count(scr, "@1@") != strings.Count(scr, "@1@@2@") {
 		t.Fatalf("outside text split on the screen:\n%s", scr)
 	}
 	for _, p := range []string{"UFdORUQ", "52;c", "evil/", "6b64", "Gf=1", "\u202e", "\u2066"} {
@@ -224,7 +225,7 @@ func TestOutsideTextNeverReachesATerminalRaw(t *testing.T) {
 	if p := rawProblems(owner.Raw()); len(p) > 0 {
 		t.Fatalf("the owner's terminal was sent: %q", p)
 	}
-	if !bytes.Contains(owner.Raw(), []byte("X1X2")) {
+	if !bytes.Contains(owner.Raw(), []byte("@1@@2@")) {
 		t.Fatal("the cleaned name never reached the terminal (the raw check saw nothing)")
 	}
 }

@@ -252,8 +252,9 @@ func (c *conn) grant(req mcp.Request, tool string) {
 // rotation revokes it at once, before the watcher has forgotten it.
 func (c *conn) grantKey(tool string) string { return c.sess.Token() + "\x00" + tool }
 
-// revokeGrants forgets every client's "allow for the session" (the token
-// was rotated).
+// revokeGrants forgets every client's "allow for the session" after the
+// token was rotated. The grants were already void (grantKey names the
+// old token); this frees them.
 func (c *conn) revokeGrants() {
 	c.clients.Range(func(_, v any) bool {
 		v.(*client).grants.Revoke()

@@ -84,13 +84,43 @@ type Gate struct {
 	Policy  authz.Policy
 	Metrics *metrics.Metrics
 	// Context is the authorization context of the client session a
-	// request (received or sent) belongs to.
+	// request (received or sent) belongs to; nil gives every request the
+	// zero Context (transport "unknown").
 	Context func(mcp.Request) authz.Context
-	// Call applies the tool seam to a call; a nil result lets it run.
+	// Call applies the tool seam to a call; a nil result lets it run. Nil
+	// decides by Policy.DecideTool alone, refusing what is not allowed.
 	Call func(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult
 	// Listable reports whether tools/list shows a tool to the caller of
-	// req.
+	// req; nil lists what Policy.DecideTool allows.
 	Listable func(req mcp.Request, name string, actx authz.Context) bool
+}
+
+func (g *Gate) context(req mcp.Request) authz.Context {
+	if g.Context == nil {
+		return authz.Context{Transport: authz.TransportUnknown}
+	}
+	return g.Context(req)
+}
+
+func (g *Gate) call(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
+	if g.Call != nil {
+		return g.Call(ctx, r, actx)
+	}
+	d, panicked := g.Policy.DecideTool(r.Params.Name, nil, actx)
+	if panicked || d.Kind != authz.KindAllow {
+		g.Metrics.Authz("tool", "deny")
+		return DenialResult(r.Params.Name, d)
+	}
+	g.Metrics.Authz("tool", "allow")
+	return nil
+}
+
+func (g *Gate) listable(req mcp.Request, name string, actx authz.Context) bool {
+	if g.Listable != nil {
+		return g.Listable(req, name, actx)
+	}
+	d, panicked := g.Policy.DecideTool(name, nil, actx)
+	return !panicked && d.Kind == authz.KindAllow
 }
 
 // Receiving is the gate as a receiving middleware.
@@ -101,13 +131,13 @@ func (g *Gate) Receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		case MethodTool:
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
-				if denied := g.Call(ctx, r, g.Context(req)); denied != nil {
+				if denied := g.call(ctx, r, g.context(req)); denied != nil {
 					return denied, nil
 				}
 			}
 			return next(ctx, method, req)
 		case MethodRead:
-			actx := g.Context(req)
+			actx := g.context(req)
 			if err := g.decideRead(method, requestParams(req), actx); err != nil {
 				return nil, err
 			}
@@ -115,7 +145,7 @@ func (g *Gate) Receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return res, err
 			}
-			return filterTools(res, func(name string) bool { return g.Listable(req, name, actx) }), nil
+			return filterTools(res, func(name string) bool { return g.listable(req, name, actx) }), nil
 		}
 		g.Metrics.Authz("method", "deny")
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q is not served", method)}
@@ -163,7 +193,7 @@ func (g *Gate) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
-		if !ok || p == nil || g.decide("resources/read", map[string]any{"uri": p.URI}, g.Context(req), false) != nil {
+		if !ok || p == nil || g.decide("resources/read", map[string]any{"uri": p.URI}, g.context(req), false) != nil {
 			return nil, nil
 		}
 		return next(ctx, method, req)

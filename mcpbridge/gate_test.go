@@ -268,3 +268,34 @@ func TestNewHoldsTheBootGates(t *testing.T) {
 		}
 	}
 }
+
+// TestAGateWithoutHooksDecidesByItsPolicy: a Gate with only a Policy (no
+// Context, Call or Listable) decides calls and listings by the tool
+// policy instead of failing.
+func TestAGateWithoutHooksDecidesByItsPolicy(t *testing.T) {
+	allowlist, err := authz.Allowlist([]string{"ok_tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &mcpbridge.Gate{Policy: configured(allowlist, authz.AllowAll())}
+	next := func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			return &mcp.ListToolsResult{Tools: []*mcp.Tool{{Name: "ok_tool"}, {Name: "other"}}}, nil
+		}
+		return &mcp.CallToolResult{}, nil
+	}
+	h := g.Receiving(next)
+	for name, wantErr := range map[string]bool{"ok_tool": false, "other": true} {
+		res, err := h(context.Background(), "tools/call", &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name}})
+		if err != nil || res.(*mcp.CallToolResult).IsError != wantErr {
+			t.Errorf("call %s: %v %v, want refused %v", name, res, err, wantErr)
+		}
+	}
+	res, err := h(context.Background(), "tools/list", &mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := res.(*mcp.ListToolsResult).Tools; len(tl) != 1 || tl[0].Name != "ok_tool" {
+		t.Errorf("tools/list %v, want only ok_tool", tl)
+	}
+}

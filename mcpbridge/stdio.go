@@ -61,7 +61,13 @@ func (b *Bridge) ServeTransport(ctx context.Context, sessionID string, t mcp.Tra
 	go func() { done <- ss.Wait() }()
 	select {
 	case err := <-done:
-		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.ErrClosedPipe) {
+			return nil
+		}
+		if _, live := b.sessions.Get(sessionID); !live {
+			// The session ended and its end closed this connection; what the
+			// read loop saw of that close (a closed pipe, a closed file) is
+			// not the client's failure.
 			return nil
 		}
 		return err

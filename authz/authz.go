@@ -120,8 +120,11 @@ type Policy struct {
 	ToolSource Source
 	ReadSource Source
 	// Describe is one line for the posture log, e.g.
-	// "tools: allowlist [demo.*.get_*] (configured: --mcp-allowed-tools); reads: [tools/list resources/list] (configured: --mcp-allowed-read-methods)".
+	// "tools: allowlist [demo.*.get_*] (configured: AllowedTools); reads: [tools/list resources/list] (configured: AllowedReads)",
+	// with the settings named as Config.Names says.
 	Describe string
+
+	names Settings // how the boot gates name the settings; set by Resolve
 }
 
 // DecideTool decides a tools/call of tool name with args. With no tool
@@ -196,12 +199,13 @@ func normalize(name string, d Decision) Decision {
 // An explicit empty allowlist qualifies: serving nothing is a choice. The
 // error names the settings to add and wraps [ErrBootRefused].
 func (p Policy) CheckNetworkBoot() error {
+	n := p.names.withDefaults()
 	var missing []string
 	if p.ToolSource != SourceConfigured || p.Tool == nil {
-		missing = append(missing, "a tool policy (add --mcp-allowed-tools or --mcp-policy)")
+		missing = append(missing, fmt.Sprintf("a tool policy (set %s, %s or %s)", n.AllowedTools, n.PolicyFile, n.Tool))
 	}
 	if p.ReadSource != SourceConfigured || p.Read == nil {
-		missing = append(missing, "a read policy (add --mcp-allowed-read-methods or --mcp-policy)")
+		missing = append(missing, fmt.Sprintf("a read policy (set %s, %s or %s)", n.AllowedReads, n.PolicyFile, n.Read))
 	}
 	if len(missing) == 0 {
 		return nil
@@ -217,8 +221,9 @@ func (p Policy) CheckSensitiveBoot(sensitiveTools []string) error {
 	if len(sensitiveTools) == 0 || p.Tool != nil {
 		return nil
 	}
-	return fmt.Errorf("%w: sensitive tools %s would run without a tool authorizer; add --mcp-allowed-tools or --mcp-policy",
-		ErrBootRefused, quoteList(sensitiveTools))
+	n := p.names.withDefaults()
+	return fmt.Errorf("%w: sensitive tools %s would run without a tool authorizer; set %s, %s or %s",
+		ErrBootRefused, quoteList(sensitiveTools), n.AllowedTools, n.PolicyFile, n.Tool)
 }
 
 // ReadDeniedCode is the JSON-RPC error code of a denied read. It avoids

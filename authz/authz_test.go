@@ -124,17 +124,17 @@ func TestCheckNetworkBoot(t *testing.T) {
 	}{
 		{name: "both configured", p: Policy{Tool: AllowAll(), Read: AllowAll(), ToolSource: SourceConfigured, ReadSource: SourceConfigured}},
 		{name: "explicit empty allowlists", p: Policy{Tool: emptyTools, Read: noReads, ToolSource: SourceConfigured, ReadSource: SourceConfigured}},
-		{name: "zero policy", p: Policy{}, wantErr: []string{"--mcp-allowed-tools or --mcp-policy", "--mcp-allowed-read-methods or --mcp-policy"}},
+		{name: "zero policy", p: Policy{}, wantErr: []string{"AllowedTools, PolicyFile or Tool", "AllowedReads, PolicyFile or Read"}},
 		{name: "tool default allow-all", p: Policy{Tool: AllowAll(), Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"--mcp-allowed-tools or --mcp-policy"}, notErr: []string{"--mcp-allowed-read-methods"}},
+			wantErr: []string{"AllowedTools, PolicyFile or Tool"}, notErr: []string{"AllowedReads"}},
 		{name: "tool default however strict", p: Policy{Tool: DenyAll("x"), Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"--mcp-allowed-tools or --mcp-policy"}},
+			wantErr: []string{"AllowedTools, PolicyFile or Tool"}},
 		{name: "tool configured but nil", p: Policy{ToolSource: SourceConfigured, Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"--mcp-allowed-tools or --mcp-policy"}},
+			wantErr: []string{"AllowedTools, PolicyFile or Tool"}},
 		{name: "read default however strict", p: Policy{Tool: AllowAll(), ToolSource: SourceConfigured, Read: DenyAll("x")},
-			wantErr: []string{"--mcp-allowed-read-methods or --mcp-policy"}, notErr: []string{"--mcp-allowed-tools"}},
+			wantErr: []string{"AllowedReads, PolicyFile or Read"}, notErr: []string{"AllowedTools"}},
 		{name: "read configured but nil", p: Policy{Tool: AllowAll(), ToolSource: SourceConfigured, ReadSource: SourceConfigured},
-			wantErr: []string{"--mcp-allowed-read-methods or --mcp-policy"}},
+			wantErr: []string{"AllowedReads, PolicyFile or Read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.CheckNetworkBoot()

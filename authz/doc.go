@@ -6,16 +6,16 @@
 //
 // # What flows in and out
 //
-//	flags, env ─┐                                          ┌─▶ CheckNetworkBoot, CheckSensitiveBoot ─▶ nil | ErrBootRefused
+//	settings ───┐                                          ┌─▶ CheckNetworkBoot, CheckSensitiveBoot ─▶ nil | ErrBootRefused
 //	policy file ┼─ Config ─▶ Resolve ─▶ Policy{Tool, Read, ─┤
 //	app's Func ─┘                        sources, Describe} └─▶ DecideTool / DecideRead ─▶ Decision{allow | ask+prompt | deny+reason}
 //	                                                              ▲                              │
 //	                                  name, args, Context{ConnID, Transport}            DenialFor, ReadDeniedMessage
 //	                                                                                    (the wire payloads)
 //
-// In: a [Config] (the operator's --mcp-allowed-tools,
-// --mcp-allowed-read-methods, --mcp-policy and --env, and any [Func] the
-// embedding code supplies), then, per request, the tool or method name,
+// In: a [Config] (the operator's allowlists, policy file and environment,
+// any [Func] the embedding code supplies, and the names by which errors
+// call those settings), then, per request, the tool or method name,
 // its arguments and a [Context] of server-derived facts only.
 //
 // Out: from [Resolve], a [Policy] (or an error naming the invalid setting)

@@ -18,7 +18,7 @@ var (
 // what the operator needs to read; it matches [ErrInvalidConfig] without
 // spelling it out, so the setting-prefixed message stays short:
 //
-//	--mcp-allowed-tools: invalid pattern "a**b": ...
+//	AllowedTools: invalid pattern "a**b": ...
 type configError struct {
 	msg string
 	err error // underlying cause (an I/O error), or nil

@@ -21,7 +21,7 @@ func ExampleResolve() {
 	d, _ := p.DecideTool("demo.restart.click", nil, authz.Context{ConnID: "c1", Transport: authz.TransportHTTP})
 	fmt.Printf("%s %s\n", d.Kind, d.Reason)
 	// Output:
-	// tools: allowlist [demo.*.get_* raxol_screenshot] (configured: --mcp-allowed-tools); reads: [tools/list resources/list] (configured: --mcp-allowed-read-methods)
+	// tools: allowlist [demo.*.get_* raxol_screenshot] (configured: AllowedTools); reads: [tools/list resources/list] (configured: AllowedReads)
 	// <nil>
 	// deny not_allowlisted
 }

@@ -550,13 +550,30 @@ const (
 	EnvProd = "prod"
 )
 
-// Settings, as errors and [Policy.Describe] name them.
-const (
-	SettingAllowedTools = "--mcp-allowed-tools"
-	SettingAllowedReads = "--mcp-allowed-read-methods"
-	SettingPolicyFile   = "--mcp-policy"
-	SettingEnv          = "--env"
-)
+// Settings names the configuration settings in errors and in
+// [Policy.Describe]: an embedder names them by its own option fields, a
+// command by its flags. Each empty field names the setting by its
+// [Config] field ("AllowedTools", "Tool"...).
+type Settings struct {
+	AllowedTools, AllowedReads, PolicyFile, Env string
+	// Tool and Read name the code that can set a seam's policy.
+	Tool, Read string
+}
+
+func (s Settings) withDefaults() Settings {
+	or := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	or(&s.AllowedTools, "AllowedTools")
+	or(&s.AllowedReads, "AllowedReads")
+	or(&s.PolicyFile, "PolicyFile")
+	or(&s.Env, "Env")
+	or(&s.Tool, "Tool")
+	or(&s.Read, "Read")
+	return s
+}
 
 // Config is authorization configuration as operators give it (flags,
 // environment) plus what the embedding code passes.
@@ -564,19 +581,21 @@ type Config struct {
 	// Env is EnvDev or EnvProd; anything else is an error. It decides only
 	// what an unconfigured seam falls back to.
 	Env string
-	// AllowedTools is --mcp-allowed-tools: exact tool names and globs
+	// AllowedTools are exact tool names and globs
 	// ([Allowlist]). Nil means not given; an empty non-nil slice is an
 	// explicit empty allowlist, which is configured and allows no tool.
 	AllowedTools []string
-	// AllowedReads is --mcp-allowed-read-methods ([ReadAllowlist]). Nil
+	// AllowedReads are read methods ([ReadAllowlist]). Nil
 	// means not given; empty non-nil allows no read.
 	AllowedReads []string
-	// PolicyFile is --mcp-policy, the path of a JSON policy file
+	// PolicyFile is the path of a JSON policy file
 	// ([LoadPolicyFile]); empty means none.
 	PolicyFile string
 	// Tool and Read are the embedding code's (or the served app's) own
 	// policies; nil means not given. Given, they count as configured.
 	Tool, Read Func
+	// Names names the settings in errors and in Describe.
+	Names Settings
 }
 
 // SplitList splits a comma-separated flag value into entries with
@@ -605,41 +624,42 @@ func SplitList(s string) []string {
 // [ReadAllowlist]([DefaultProdReadMethods]) for reads. Describe says which
 // happened. An invalid value is an error naming the setting, e.g.
 //
-//	--mcp-allowed-tools: invalid pattern "a**b": ...
+//	AllowedTools: invalid pattern "a**b": ...
 //
-// A policy file is loaded and checked even when flags override both of
+// (named as c.Names says). A policy file is loaded and checked even when flags override both of
 // its seams. Errors match [ErrInvalidConfig].
 func Resolve(c Config) (Policy, error) {
+	n := c.Names.withDefaults()
 	var prod bool
 	switch c.Env {
 	case EnvDev:
 	case EnvProd:
 		prod = true
 	default:
-		return Policy{}, &configError{msg: fmt.Sprintf("%s: unknown environment %q (want %q or %q)", SettingEnv, c.Env, EnvDev, EnvProd)}
+		return Policy{}, &configError{msg: fmt.Sprintf("%s: unknown environment %q (want %q or %q)", n.Env, c.Env, EnvDev, EnvProd)}
 	}
 	var file *policyFile
 	if c.PolicyFile != "" {
 		f, err := loadPolicyFile(c.PolicyFile)
 		if err != nil {
-			return Policy{}, fmt.Errorf("%s: %w", SettingPolicyFile, err)
+			return Policy{}, fmt.Errorf("%s: %w", n.PolicyFile, err)
 		}
 		file = f
 	}
 
-	var p Policy
+	p := Policy{names: n}
 	var toolDesc, readDesc string
 	switch {
 	case c.AllowedTools != nil:
 		f, err := Allowlist(c.AllowedTools)
 		if err != nil {
-			return Policy{}, fmt.Errorf("%s: %w", SettingAllowedTools, err)
+			return Policy{}, fmt.Errorf("%s: %w", n.AllowedTools, err)
 		}
 		p.Tool, p.ToolSource = f, SourceConfigured
-		toolDesc = fmt.Sprintf("allowlist %s (configured: %s)", bracket(c.AllowedTools), SettingAllowedTools)
+		toolDesc = fmt.Sprintf("allowlist %s (configured: %s)", bracket(c.AllowedTools), n.AllowedTools)
 	case file != nil && file.tool != nil:
 		p.Tool, p.ToolSource = file.tool, SourceConfigured
-		toolDesc = fmt.Sprintf("%d rules from %s (configured: %s)", file.rules, file.path, SettingPolicyFile)
+		toolDesc = fmt.Sprintf("%d rules from %s (configured: %s)", file.rules, file.path, n.PolicyFile)
 	case c.Tool != nil:
 		p.Tool, p.ToolSource = c.Tool, SourceConfigured
 		toolDesc = "the app's own policy (configured)"
@@ -656,13 +676,13 @@ func Resolve(c Config) (Policy, error) {
 	case c.AllowedReads != nil:
 		f, err := ReadAllowlist(c.AllowedReads)
 		if err != nil {
-			return Policy{}, fmt.Errorf("%s: %w", SettingAllowedReads, err)
+			return Policy{}, fmt.Errorf("%s: %w", n.AllowedReads, err)
 		}
 		p.Read, p.ReadSource = f, SourceConfigured
-		readDesc = fmt.Sprintf("%s (configured: %s)", bracket(c.AllowedReads), SettingAllowedReads)
+		readDesc = fmt.Sprintf("%s (configured: %s)", bracket(c.AllowedReads), n.AllowedReads)
 	case file != nil && file.read != nil:
 		p.Read, p.ReadSource = file.read, SourceConfigured
-		readDesc = fmt.Sprintf("%s from %s (configured: %s)", bracket(file.reads), file.path, SettingPolicyFile)
+		readDesc = fmt.Sprintf("%s from %s (configured: %s)", bracket(file.reads), file.path, n.PolicyFile)
 	case c.Read != nil:
 		p.Read, p.ReadSource = c.Read, SourceConfigured
 		readDesc = "the app's own policy (configured)"

@@ -502,7 +502,7 @@ func TestResolveBindsInEveryEnvironment(t *testing.T) {
 	if p.ReadSource != SourceDefault || !strings.Contains(p.Describe, "reads: allow-all (unconfigured dev default)") {
 		t.Errorf("read seam: %v, %q", p.ReadSource, p.Describe)
 	}
-	if err := p.CheckNetworkBoot(); err == nil || !strings.Contains(err.Error(), "--mcp-allowed-read-methods") || strings.Contains(err.Error(), "--mcp-allowed-tools or") {
+	if err := p.CheckNetworkBoot(); err == nil || !strings.Contains(err.Error(), "AllowedReads") || strings.Contains(err.Error(), "AllowedTools or") {
 		t.Errorf("CheckNetworkBoot = %v; want a refusal naming only the read setting", err)
 	}
 }
@@ -520,9 +520,9 @@ func TestResolvePrecedence(t *testing.T) {
 		describe   []string
 	}{
 		{"flags over file over code", Config{AllowedTools: []string{"a"}, AllowedReads: []string{"resources/read"}, PolicyFile: file, Tool: code("code"), Read: code("code")},
-			"not_allowlisted", "resources/read", []string{"allowlist [a] (configured: --mcp-allowed-tools)", "reads: [resources/read] (configured: --mcp-allowed-read-methods)"}},
+			"not_allowlisted", "resources/read", []string{"allowlist [a] (configured: AllowedTools)", "reads: [resources/read] (configured: AllowedReads)"}},
 		{"file over code", Config{PolicyFile: file, Tool: code("code"), Read: code("code")},
-			"from file", "prompts/get", []string{"tools: 1 rules from " + file + " (configured: --mcp-policy)", "reads: [prompts/get] from " + file}},
+			"from file", "prompts/get", []string{"tools: 1 rules from " + file + " (configured: PolicyFile)", "reads: [prompts/get] from " + file}},
 		{"code alone", Config{Tool: code("code"), Read: code("code")},
 			"code", "", []string{"tools: the app's own policy (configured)", "reads: the app's own policy (configured)"}},
 		{"flags per seam", Config{AllowedReads: []string{"resources/read"}, PolicyFile: file, Tool: code("code")},
@@ -569,14 +569,14 @@ func TestResolveInvalid(t *testing.T) {
 		c    Config
 		want string // the error's prefix
 	}{
-		{"bad glob", Config{Env: EnvProd, AllowedTools: []string{"demo.*", "a**b"}}, `--mcp-allowed-tools: invalid pattern "a**b"`},
-		{"empty entry", Config{Env: EnvDev, AllowedTools: []string{""}}, `--mcp-allowed-tools: invalid pattern ""`},
-		{"unknown method", Config{Env: EnvDev, AllowedReads: []string{"tools/list", "resources/write"}}, `--mcp-allowed-read-methods: unknown read method "resources/write"`},
-		{"bad file", Config{Env: EnvDev, PolicyFile: bad}, `--mcp-policy: policy file "` + bad + `": tools[0].decision: unknown decision "perhaps"`},
-		{"missing file", Config{Env: EnvDev, PolicyFile: missing}, `--mcp-policy: policy file "` + missing + `": `},
-		{"bad file overridden by flags still fails", Config{Env: EnvDev, PolicyFile: bad, AllowedTools: []string{}, AllowedReads: []string{}}, `--mcp-policy: `},
-		{"unknown env", Config{Env: "staging", PolicyFile: good}, `--env: unknown environment "staging"`},
-		{"empty env", Config{}, `--env: unknown environment ""`},
+		{"bad glob", Config{Env: EnvProd, AllowedTools: []string{"demo.*", "a**b"}}, `AllowedTools: invalid pattern "a**b"`},
+		{"empty entry", Config{Env: EnvDev, AllowedTools: []string{""}}, `AllowedTools: invalid pattern ""`},
+		{"unknown method", Config{Env: EnvDev, AllowedReads: []string{"tools/list", "resources/write"}}, `AllowedReads: unknown read method "resources/write"`},
+		{"bad file", Config{Env: EnvDev, PolicyFile: bad}, `PolicyFile: policy file "` + bad + `": tools[0].decision: unknown decision "perhaps"`},
+		{"missing file", Config{Env: EnvDev, PolicyFile: missing}, `PolicyFile: policy file "` + missing + `": `},
+		{"bad file overridden by flags still fails", Config{Env: EnvDev, PolicyFile: bad, AllowedTools: []string{}, AllowedReads: []string{}}, `PolicyFile: `},
+		{"unknown env", Config{Env: "staging", PolicyFile: good}, `Env: unknown environment "staging"`},
+		{"empty env", Config{}, `Env: unknown environment ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := Resolve(tc.c)
@@ -593,5 +593,35 @@ func TestResolveInvalid(t *testing.T) {
 				t.Error("returned a usable Policy with an error")
 			}
 		})
+	}
+}
+
+// TestSettingNames: errors, Describe and the boot gates name each setting
+// as Config.Names says, and by its Config field when it says nothing.
+func TestSettingNames(t *testing.T) {
+	names := Settings{AllowedTools: "--tools-flag", AllowedReads: "Options.Reads", PolicyFile: "the file", Env: "ENV", Tool: "App.ToolPolicy", Read: "App.ReadPolicy"}
+	if _, err := Resolve(Config{Env: "x", Names: names}); err == nil || !strings.HasPrefix(err.Error(), "ENV: ") {
+		t.Fatalf("env error %v, want it named ENV", err)
+	}
+	if _, err := Resolve(Config{Env: EnvDev, AllowedTools: []string{"a**b"}, Names: names}); err == nil || !strings.HasPrefix(err.Error(), "--tools-flag: ") {
+		t.Fatalf("tools error %v, want it named --tools-flag", err)
+	}
+	p, err := Resolve(Config{Env: EnvDev, AllowedReads: []string{"tools/list"}, Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Describe, "(configured: Options.Reads)") {
+		t.Fatalf("Describe %q does not name the reads setting", p.Describe)
+	}
+	err = p.CheckNetworkBoot()
+	if err == nil || !strings.Contains(err.Error(), "set --tools-flag, the file or App.ToolPolicy") || strings.Contains(err.Error(), "a read policy") {
+		t.Fatalf("boot error %v, want the tool settings named", err)
+	}
+	if err := p.CheckSensitiveBoot([]string{"x"}); err != nil {
+		t.Fatalf("sensitive gate with a tool policy: %v", err)
+	}
+	var bare Policy
+	if err := bare.CheckSensitiveBoot([]string{"x"}); err == nil || !strings.Contains(err.Error(), "set AllowedTools, PolicyFile or Tool") {
+		t.Fatalf("a hand-built policy's gate error %v, want the Config fields named", err)
 	}
 }

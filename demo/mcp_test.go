@@ -32,7 +32,7 @@ const (
 
 func start(t *testing.T, opts ...mcptest.Option) *mcptest.Session {
 	t.Helper()
-	return mcptest.Start(t, server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections()}, opts...)
+	return mcptest.Start(t, server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections()}, opts...)
 }
 
 func services(m ui.Model) demo.ServicesState { return demo.ProjectServices(m.(demo.Model)) }

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // Commands run off the loop. Each tea.Cmd gets its own goroutine, owned by
@@ -85,15 +87,20 @@ func (d *Dispatcher) callCmd(o Origin, cmd tea.Cmd) (msg tea.Msg, ok bool) {
 	return cmd(), true
 }
 
-// deliver handles a command's result: nothing for nil and tea.QuitMsg,
+// deliver handles a command's result: nothing for nil, Hooks.OnQuit for
+// tea.QuitMsg and the ui's end messages,
 // run the commands of a batch (concurrently) or a sequence (in order),
 // otherwise enqueue it to be folded.
 func (d *Dispatcher) deliver(o Origin, msg tea.Msg, wait bool) {
 	switch msg.(type) {
 	case nil:
 		return
-	case tea.QuitMsg:
-		d.log.Debug("dispatcher: ignoring tea.QuitMsg; the app cannot end the session", "origin", o.String())
+	case tea.QuitMsg, ui.EndSessionMsg, ui.CloseTerminalMsg:
+		if d.hooks.OnQuit == nil {
+			d.log.Debug("dispatcher: dropping a quit message; nobody handles it", "origin", o.String(), "msg", fmt.Sprintf("%T", msg))
+			return
+		}
+		d.hooks.OnQuit(o, msg)
 		return
 	}
 	cmds, seq, isList := cmdList(msg)

@@ -71,6 +71,12 @@ type Hooks struct {
 	// messages were folded, with its origin and the messages Update took.
 	// It must not block or call back into the dispatcher.
 	OnApplied func(o Origin, msgs []tea.Msg)
+	// OnQuit is called when a command of the app returns tea.QuitMsg,
+	// ui.EndSessionMsg or ui.CloseTerminalMsg, with the command's origin
+	// (whose ID and Led say whose input started it) and the message. It
+	// runs on the command's goroutine and must not block; without it those
+	// messages are dropped.
+	OnQuit func(o Origin, msg tea.Msg)
 }
 
 // Options configure a [Dispatcher]. The zero value (or a nil *Options) is

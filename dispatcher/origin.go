@@ -1,5 +1,7 @@
 package dispatcher
 
+import "strings"
+
 // OriginKind says what kind of source a message came from.
 type OriginKind string
 
@@ -27,6 +29,10 @@ type Origin struct {
 	// Name identifies the source within its kind: the terminal id for
 	// humans, the MCP client name for agents. It may be empty.
 	Name string
+	// ID, when set, tells one source from another of the same Name (a
+	// terminal's attachment id: one user may have two terminals). It is
+	// not part of String, and the results of commands keep it.
+	ID string
 }
 
 // String returns "kind:name", or just "kind" when Name is empty, for
@@ -41,6 +47,17 @@ func (o Origin) String() string {
 // initOrigin is the origin of the snapshot published after Init.
 var initOrigin = Origin{Kind: OriginSystem, Name: "init"}
 
+// Led returns the kind of the source that led to a message of origin o:
+// o's own kind, or for a command's result the kind of the origin whose
+// fold started the command.
+func (o Origin) Led() OriginKind {
+	if o.Kind != OriginCommand {
+		return o.Kind
+	}
+	kind, _, _ := strings.Cut(o.Name, ":")
+	return OriginKind(kind)
+}
+
 // commandOrigin is the origin of the results of commands returned while
 // folding messages from o. Results of commands started by command results
 // keep the original attribution instead of nesting "command:command:…".
@@ -48,5 +65,5 @@ func commandOrigin(o Origin) Origin {
 	if o.Kind == OriginCommand {
 		return o
 	}
-	return Origin{Kind: OriginCommand, Name: o.String()}
+	return Origin{Kind: OriginCommand, Name: o.String(), ID: o.ID}
 }

@@ -21,6 +21,17 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// Defaults of [Options], each taken when its field is zero.
+const (
+	DefaultMaxBodyBytes       = 1 << 20
+	DefaultCallTimeout        = 5 * time.Second
+	DefaultClientIdleTimeout  = 30 * time.Minute
+	DefaultMaxClients         = 8
+	DefaultToolCallsPerSecond = 20
+	DefaultToolCallBurst      = 40
+	DefaultApprovalTimeout    = 45 * time.Second
+)
+
 // Options configures a [Bridge]. Zero values take the defaults.
 type Options struct {
 	// Namespace is the app's name, the first part of every derived tool
@@ -136,7 +147,7 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 		opts.Logger = slog.Default()
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = 1 << 20
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if opts.LensMode == "" {
 		opts.LensMode = lens.ModeFocused
@@ -145,25 +156,25 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 		opts.MaxTools = lens.DefaultMaxTools
 	}
 	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = 5 * time.Second
+		opts.CallTimeout = DefaultCallTimeout
 	}
 	if opts.ClientIdleTimeout <= 0 {
-		opts.ClientIdleTimeout = 30 * time.Minute
+		opts.ClientIdleTimeout = DefaultClientIdleTimeout
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
 	if opts.MaxClients <= 0 {
-		opts.MaxClients = 8
+		opts.MaxClients = DefaultMaxClients
 	}
 	if opts.ToolCallsPerSecond <= 0 {
-		opts.ToolCallsPerSecond = 20
+		opts.ToolCallsPerSecond = DefaultToolCallsPerSecond
 	}
 	if opts.ToolCallBurst <= 0 {
-		opts.ToolCallBurst = 40
+		opts.ToolCallBurst = DefaultToolCallBurst
 	}
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = 45 * time.Second
+		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.ProgressInterval <= 0 {
 		opts.ProgressInterval = 5 * time.Second

@@ -111,10 +111,7 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 
 	// Registered first, so it runs last: nothing logs to t after it.
 	lw := testkit.NewLogWriter(t)
-	so := server.Options{
-		SSHAddr:      "127.0.0.1:0",
-		HTTPAddr:     "127.0.0.1:0",
-		DataDir:      t.TempDir(),
+	so := server.Options{SSH: server.SSHOptions{Addr: "127.0.0.1:0"}, MCP: server.MCPOptions{Addr: "127.0.0.1:0"}, DataDir: t.TempDir(),
 		Logger:       slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		DrainTimeout: 5 * time.Second,
 	}
@@ -123,13 +120,13 @@ func Start(t testing.TB, app server.App, opts ...Option) *Session {
 	// embedding code (which counts as configured); WithServerOptions can
 	// set ToolAuthorizer, ReadAuthorizer or the operator settings instead.
 	if app.ToolPolicy == nil {
-		so.ToolAuthorizer = authz.AllowAll()
+		so.MCP.ToolAuthorizer = authz.AllowAll()
 	}
 	if app.ReadPolicy == nil {
-		so.ReadAuthorizer = authz.AllowAll()
+		so.MCP.ReadAuthorizer = authz.AllowAll()
 	}
 	// Tests call faster than an agent should; the limit has its own tests.
-	so.MCPToolCallsPerSecond, so.MCPToolCallBurst = 10_000, 10_000
+	so.MCP.ToolCallsPerSecond, so.MCP.ToolCallBurst = 10_000, 10_000
 	for _, f := range cfg.serverOpts {
 		f(&so)
 	}

@@ -89,7 +89,7 @@ func (c counter) View() ui.Node {
 func app() server.App {
 	return server.App{
 		Name: "counter",
-		New:  func() ui.Model { return counter{} },
+		New:  func(ui.Identity) ui.Model { return counter{} },
 		Projections: map[string]func(ui.Model) any{
 			"count": func(m ui.Model) any { return map[string]any{"n": m.(counter).N} },
 		},
@@ -251,7 +251,7 @@ func TestWithServerOptions(t *testing.T) {
 	var applied []string
 	s := mcptest.Start(t, app(),
 		mcptest.WithServerOptions(func(o *server.Options) {
-			if o.DataDir == "" || o.SSHAddr != "127.0.0.1:0" || o.Logger == nil {
+			if o.DataDir == "" || o.SSH.Addr != "127.0.0.1:0" || o.Logger == nil {
 				t.Errorf("mcptest defaults not filled in before the option: %+v", o)
 			}
 			o.Metrics = m

@@ -18,7 +18,7 @@ import (
 // out, and allows for the session; each outcome is what the agent gets.
 func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{MCPApprovalTimeout: 1500 * time.Millisecond})
+	srv := startServer(t, server.Options{MCP: server.MCPOptions{ApprovalTimeout: 1500 * time.Millisecond}})
 	human := connect(t, srv.SSHAddr(), clientOpts{})
 	id := waitDemo(t, human)
 	se, _ := srv.Sessions().Get(id)
@@ -119,7 +119,7 @@ func TestHumanAnswersApprovalsOverSSH(t *testing.T) {
 // timeout.
 func TestPromptLeftOpenWhenTheTerminalLeavesIsRefused(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{MCPApprovalTimeout: 30 * time.Second})
+	srv := startServer(t, server.Options{MCP: server.MCPOptions{ApprovalTimeout: 30 * time.Second}})
 	human := connect(t, srv.SSHAddr(), clientOpts{})
 	id := waitDemo(t, human)
 	se, _ := srv.Sessions().Get(id)

@@ -27,7 +27,7 @@ func TestTypingDoesNotAnswerAPromptThatAppearsMidTyping(t *testing.T) {
 	// Longer than the default so that a loaded machine's delays cannot
 	// push the letters typed after the prompt showed past the arming.
 	const arming = 2 * time.Second
-	srv := startServer(t, server.Options{MCPApprovalTimeout: 30 * time.Second, PromptArming: arming})
+	srv := startServer(t, server.Options{MCP: server.MCPOptions{ApprovalTimeout: 30 * time.Second}, SSH: server.SSHOptions{PromptArming: arming}})
 	human := connect(t, srv.SSHAddr(), clientOpts{})
 	id := waitDemo(t, human)
 	se, _ := srv.Sessions().Get(id)

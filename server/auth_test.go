@@ -35,7 +35,7 @@ func writeAuthorizedKeys(t testing.TB, path string, keys ...gossh.Signer) {
 func TestProdRequiresAuthorizedKeys(t *testing.T) {
 	t.Parallel()
 	_, err := newServerOpts(t, server.Options{Env: server.EnvProd})
-	if err == nil || !strings.Contains(err.Error(), "--authorized-keys") {
+	if err == nil || !strings.Contains(err.Error(), "Options.SSH.AuthorizedKeysFile") {
 		t.Fatalf("New(prod, no keys) = %v, want an error mentioning --authorized-keys", err)
 	}
 	// An empty file is no better.
@@ -43,7 +43,7 @@ func TestProdRequiresAuthorizedKeys(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("# nobody\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newServerOpts(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: empty}); err == nil {
+	if _, err := newServerOpts(t, server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: empty}}); err == nil {
 		t.Fatalf("New(prod, empty keys file) succeeded")
 	}
 }
@@ -58,7 +58,7 @@ func TestAuthorizedKeys(t *testing.T) {
 			keyA, keyB := newKey(t), newKey(t)
 			path := filepath.Join(t.TempDir(), "authorized_keys")
 			writeAuthorizedKeys(t, path, keyA)
-			srv := startServer(t, server.Options{Env: env, AuthorizedKeysFile: path})
+			srv := startServer(t, server.Options{Env: env, SSH: server.SSHOptions{AuthorizedKeysFile: path}})
 
 			conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: keyB})
 			if err == nil {
@@ -107,12 +107,12 @@ func TestAuthorizedKeys(t *testing.T) {
 // address unless told otherwise.
 func TestDevAnonymousOnlyOnLoopback(t *testing.T) {
 	t.Parallel()
-	_, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0"})
-	if err == nil || !strings.Contains(err.Error(), "--allow-anonymous-public") {
+	_, err := newServerOpts(t, server.Options{SSH: server.SSHOptions{Addr: "0.0.0.0:0"}})
+	if err == nil || !strings.Contains(err.Error(), "Options.SSH.AllowAnonymousPublic") {
 		t.Fatalf("New(dev, 0.0.0.0, no keys) = %v, want an error mentioning --allow-anonymous-public", err)
 	}
 	// Created, not started: nothing listens on a public address.
-	srv, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0", AllowAnonymousPublic: true})
+	srv, err := newServerOpts(t, server.Options{SSH: server.SSHOptions{Addr: "0.0.0.0:0", AllowAnonymousPublic: true}})
 	if err != nil {
 		t.Fatalf("New(dev, 0.0.0.0, AllowAnonymousPublic) = %v", err)
 	}
@@ -122,7 +122,7 @@ func TestDevAnonymousOnlyOnLoopback(t *testing.T) {
 	// With keys a public address is fine too.
 	path := filepath.Join(t.TempDir(), "authorized_keys")
 	writeAuthorizedKeys(t, path, newKey(t))
-	if _, err := newServerOpts(t, server.Options{SSHAddr: "0.0.0.0:0", AuthorizedKeysFile: path}); err != nil {
+	if _, err := newServerOpts(t, server.Options{SSH: server.SSHOptions{Addr: "0.0.0.0:0", AuthorizedKeysFile: path}}); err != nil {
 		t.Fatalf("New(dev, 0.0.0.0, keys) = %v", err)
 	}
 }
@@ -224,8 +224,7 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 	good, bad := newKey(t), newKey(t)
 	path := filepath.Join(t.TempDir(), "authorized_keys")
 	writeAuthorizedKeys(t, path, good)
-	srv := startServer(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: path,
-		Limits: server.Limits{MaxAuthFailures: 3, AuthFailureWindow: 3 * time.Second}})
+	srv := startServer(t, server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: path}, Limits: server.Limits{MaxAuthFailures: 3, AuthFailureWindow: 3 * time.Second}})
 	for i := range 3 {
 		if conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: bad, local: "127.0.0.1"}); err == nil {
 			conn.Close()
@@ -320,8 +319,8 @@ func TestBadSignatureIsAFailedLogin(t *testing.T) {
 			good := newKey(t)
 			opts := server.Options{Env: tc.env, Limits: server.Limits{MaxAuthFailures: 3, AuthFailureWindow: time.Hour}}
 			if tc.env == server.EnvProd {
-				opts.AuthorizedKeysFile = filepath.Join(t.TempDir(), "authorized_keys")
-				writeAuthorizedKeys(t, opts.AuthorizedKeysFile, good)
+				opts.SSH.AuthorizedKeysFile = filepath.Join(t.TempDir(), "authorized_keys")
+				writeAuthorizedKeys(t, opts.SSH.AuthorizedKeysFile, good)
 			}
 			srv := startServer(t, opts)
 			bad := gossh.PublicKeys(badSigner{key: good.PublicKey(), sign: tc.sign})
@@ -357,8 +356,7 @@ func TestKeyQueriesAreNotFailedLogins(t *testing.T) {
 	good := newKey(t)
 	path := filepath.Join(t.TempDir(), "authorized_keys")
 	writeAuthorizedKeys(t, path, good)
-	srv := startServer(t, server.Options{Env: server.EnvProd, AuthorizedKeysFile: path,
-		Limits: server.Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
+	srv := startServer(t, server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: path}, Limits: server.Limits{MaxAuthFailures: 2, AuthFailureWindow: time.Hour}})
 	for i := range 6 {
 		if err := dialWith(t, srv.SSHAddr(), "127.0.0.1", gossh.PublicKeys(newKey(t), newKey(t), good)); err != nil {
 			t.Fatalf("login %d offering two unknown keys first: %v", i, err)

@@ -24,15 +24,18 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // bareApp is the demo without a policy of its own: it needs the
 // operator's.
-func bareApp() server.App { return server.App{Name: demo.Name, New: demo.New} }
+func bareApp() server.App {
+	return server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }}
+}
 
 // policyApp is the demo with its own declared policy.
 func policyApp() server.App {
-	return server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}
+	return server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}
 }
 
 // bootServer is a server made by bootNew; it is shut down when the test
@@ -104,67 +107,67 @@ func TestBootGateRefusesUnconfiguredPolicy(t *testing.T) {
 			name:  "dev, app without policy, no settings",
 			app:   bareApp(),
 			opts:  func(*testing.T) server.Options { return server.Options{Env: server.EnvDev} },
-			names: []string{authz.SettingAllowedTools, authz.SettingPolicyFile, authz.SettingAllowedReads},
+			names: []string{"Options.MCP.AllowedTools", "Options.MCP.PolicyFile", "Options.MCP.AllowedReads"},
 		},
 		{
 			name:  "default env, app without policy, no settings",
 			app:   bareApp(),
 			opts:  func(*testing.T) server.Options { return server.Options{} },
-			names: []string{authz.SettingAllowedTools, authz.SettingAllowedReads},
+			names: []string{"Options.MCP.AllowedTools", "Options.MCP.AllowedReads"},
 		},
 		{
 			name: "dev, only --mcp-allowed-tools",
 			app:  bareApp(),
 			opts: func(*testing.T) server.Options {
-				return server.Options{Env: server.EnvDev, MCPAllowedTools: []string{"demo.*.get_*"}}
+				return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{AllowedTools: []string{"demo.*.get_*"}}}
 			},
-			names:   []string{authz.SettingAllowedReads},
-			notName: []string{authz.SettingAllowedTools},
+			names:   []string{"Options.MCP.AllowedReads"},
+			notName: []string{"Options.MCP.AllowedTools"},
 		},
 		{
 			name: "dev, only --mcp-allowed-read-methods",
 			app:  bareApp(),
 			opts: func(*testing.T) server.Options {
-				return server.Options{Env: server.EnvDev, MCPAllowedReads: []string{"tools/list"}}
+				return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{AllowedReads: []string{"tools/list"}}}
 			},
-			names:   []string{authz.SettingAllowedTools},
-			notName: []string{authz.SettingAllowedReads},
+			names:   []string{"Options.MCP.AllowedTools"},
+			notName: []string{"Options.MCP.AllowedReads"},
 		},
 		{
 			name: "dev, a policy file with tools only",
 			app:  bareApp(),
 			opts: func(t *testing.T) server.Options {
-				return server.Options{Env: server.EnvDev, MCPPolicyFile: bootFile(t, toolsOnly)}
+				return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{PolicyFile: bootFile(t, toolsOnly)}}
 			},
-			names:   []string{authz.SettingAllowedReads},
-			notName: []string{authz.SettingAllowedTools},
+			names:   []string{"Options.MCP.AllowedReads"},
+			notName: []string{"Options.MCP.AllowedTools"},
 		},
 		{
 			name: "dev, a policy file with reads only",
 			app:  bareApp(),
 			opts: func(t *testing.T) server.Options {
-				return server.Options{Env: server.EnvDev, MCPPolicyFile: bootFile(t, readsOnly)}
+				return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{PolicyFile: bootFile(t, readsOnly)}}
 			},
-			names:   []string{authz.SettingAllowedTools},
-			notName: []string{authz.SettingAllowedReads},
+			names:   []string{"Options.MCP.AllowedTools"},
+			notName: []string{"Options.MCP.AllowedReads"},
 		},
 		{
 			name: "dev, the embedder's tool authorizer only",
 			app:  bareApp(),
 			opts: func(*testing.T) server.Options {
-				return server.Options{Env: server.EnvDev, ToolAuthorizer: authz.DenyAll("")}
+				return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{ToolAuthorizer: authz.DenyAll("")}}
 			},
-			names:   []string{authz.SettingAllowedReads},
-			notName: []string{authz.SettingAllowedTools},
+			names:   []string{"Options.MCP.AllowedReads"},
+			notName: []string{"Options.MCP.AllowedTools"},
 		},
 		{
 			name: "dev, the app's read policy only",
-			app:  server.App{Name: demo.Name, New: demo.New, ReadPolicy: demo.ReadPolicy()},
+			app:  server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, ReadPolicy: demo.ReadPolicy()},
 			opts: func(*testing.T) server.Options {
 				return server.Options{Env: server.EnvDev}
 			},
-			names:   []string{authz.SettingAllowedTools},
-			notName: []string{authz.SettingAllowedReads},
+			names:   []string{"Options.MCP.AllowedTools"},
+			notName: []string{"Options.MCP.AllowedReads"},
 		},
 		{
 			// The prod fallback (no tools, three listing reads) is strict,
@@ -172,18 +175,18 @@ func TestBootGateRefusesUnconfiguredPolicy(t *testing.T) {
 			name: "prod, app without policy, no settings",
 			app:  bareApp(),
 			opts: func(t *testing.T) server.Options {
-				return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t)}
+				return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}}
 			},
-			names: []string{authz.SettingAllowedTools, authz.SettingAllowedReads},
+			names: []string{"Options.MCP.AllowedTools", "Options.MCP.AllowedReads"},
 		},
 		{
 			name: "prod, only --mcp-allowed-tools",
 			app:  bareApp(),
 			opts: func(t *testing.T) server.Options {
-				return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), MCPAllowedTools: []string{}}
+				return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{AllowedTools: []string{}}}
 			},
-			names:   []string{authz.SettingAllowedReads},
-			notName: []string{authz.SettingAllowedTools},
+			names:   []string{"Options.MCP.AllowedReads"},
+			notName: []string{"Options.MCP.AllowedTools"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,25 +231,25 @@ func TestBootGateAcceptsConfiguredPolicy(t *testing.T) {
 	}{
 		{"dev, the demo's own policy", policyApp(), func(*testing.T) server.Options { return server.Options{Env: server.EnvDev} }},
 		{"prod, the demo's own policy and authorized keys", policyApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t)}
+			return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}}
 		}},
 		{"dev, explicit empty allowlists", bareApp(), func(*testing.T) server.Options {
-			return server.Options{Env: server.EnvDev, MCPAllowedTools: []string{}, MCPAllowedReads: []string{}}
+			return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{AllowedTools: []string{}, AllowedReads: []string{}}}
 		}},
 		{"prod, explicit empty tool allowlist", bareApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), MCPAllowedTools: []string{}, MCPAllowedReads: []string{"tools/list"}}
+			return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{AllowedTools: []string{}, AllowedReads: []string{"tools/list"}}}
 		}},
 		{"prod, operator flags replace the app's policy", policyApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), MCPAllowedTools: []string{"demo.*.get_*"}, MCPAllowedReads: []string{"tools/list"}}
+			return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{AllowedTools: []string{"demo.*.get_*"}, AllowedReads: []string{"tools/list"}}}
 		}},
 		{"dev, a policy file with both seams", bareApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvDev, MCPPolicyFile: bootFile(t, `{"tools":[{"match":"**","decision":"deny"}],"read_methods":[]}`)}
+			return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{PolicyFile: bootFile(t, `{"tools":[{"match":"**","decision":"deny"}],"read_methods":[]}`)}}
 		}},
 		{"prod, the embedder's authorizers", bareApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), ToolAuthorizer: authz.DenyAll(""), ReadAuthorizer: authz.DenyAll("")}
+			return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{ToolAuthorizer: authz.DenyAll(""), ReadAuthorizer: authz.DenyAll("")}}
 		}},
 		{"dev, a file's tools and a flag's reads", bareApp(), func(t *testing.T) server.Options {
-			return server.Options{Env: server.EnvDev, MCPPolicyFile: bootFile(t, `{"tools":[{"match":"demo.*.get_*","decision":"allow"}]}`), MCPAllowedReads: []string{"tools/list"}}
+			return server.Options{Env: server.EnvDev, MCP: server.MCPOptions{PolicyFile: bootFile(t, `{"tools":[{"match":"demo.*.get_*","decision":"allow"}]}`), AllowedReads: []string{"tools/list"}}}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,59 +276,59 @@ func TestInvalidConfigurationStopsTheBoot(t *testing.T) {
 		{
 			name: "a bad glob", app: policyApp(), invalid: true,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPAllowedTools: []string{"demo.*.get_*", "a**b"}}, []string{authz.SettingAllowedTools, `"a**b"`}
+				return server.Options{MCP: server.MCPOptions{AllowedTools: []string{"demo.*.get_*", "a**b"}}}, []string{"Options.MCP.AllowedTools", `"a**b"`}
 			},
 		},
 		{
 			name: "an empty pattern", app: policyApp(), invalid: true,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPAllowedTools: authz.SplitList("demo.*,,raxol_screenshot")}, []string{authz.SettingAllowedTools, `invalid pattern ""`}
+				return server.Options{MCP: server.MCPOptions{AllowedTools: authz.SplitList("demo.*,,raxol_screenshot")}}, []string{"Options.MCP.AllowedTools", `invalid pattern ""`}
 			},
 		},
 		{
 			name: "a pattern with a space", app: policyApp(), invalid: true,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPAllowedTools: []string{"demo.search.type into"}}, []string{authz.SettingAllowedTools, `"demo.search.type into"`}
+				return server.Options{MCP: server.MCPOptions{AllowedTools: []string{"demo.search.type into"}}}, []string{"Options.MCP.AllowedTools", `"demo.search.type into"`}
 			},
 		},
 		{
 			name: "tools/call as a read method", app: policyApp(), invalid: true,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPAllowedReads: []string{"tools/list", "tools/call"}}, []string{authz.SettingAllowedReads, `"tools/call"`}
+				return server.Options{MCP: server.MCPOptions{AllowedReads: []string{"tools/list", "tools/call"}}}, []string{"Options.MCP.AllowedReads", `"tools/call"`}
 			},
 		},
 		{
 			name: "an unknown read method, app without policy", app: bareApp(), invalid: true,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPAllowedTools: []string{}, MCPAllowedReads: []string{"resources/write"}}, []string{authz.SettingAllowedReads, `"resources/write"`}
+				return server.Options{MCP: server.MCPOptions{AllowedTools: []string{}, AllowedReads: []string{"resources/write"}}}, []string{"Options.MCP.AllowedReads", `"resources/write"`}
 			},
 		},
 		{
 			name: "a policy file with an unknown decision", app: policyApp(), invalid: true,
 			opts: func(t *testing.T) (server.Options, []string) {
 				p := bootFile(t, `{"tools":[{"match":"demo.**","decision":"maybe"}],"read_methods":["tools/list"]}`)
-				return server.Options{MCPPolicyFile: p}, []string{authz.SettingPolicyFile, p, `"maybe"`, "tools[0].decision"}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: p}}, []string{"Options.MCP.PolicyFile", p, `"maybe"`, "tools[0].decision"}
 			},
 		},
 		{
 			name: "a policy file with a bad glob", app: policyApp(), invalid: true,
 			opts: func(t *testing.T) (server.Options, []string) {
 				p := bootFile(t, `{"tools":[{"match":"a**b","decision":"allow"}]}`)
-				return server.Options{MCPPolicyFile: p}, []string{authz.SettingPolicyFile, p, `"a**b"`}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: p}}, []string{"Options.MCP.PolicyFile", p, `"a**b"`}
 			},
 		},
 		{
 			name: "a policy file with an unknown field", app: policyApp(), invalid: true,
 			opts: func(t *testing.T) (server.Options, []string) {
 				p := bootFile(t, `{"tools":[],"read_method":["tools/list"]}`)
-				return server.Options{MCPPolicyFile: p}, []string{authz.SettingPolicyFile, p, `"read_method"`}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: p}}, []string{"Options.MCP.PolicyFile", p, `"read_method"`}
 			},
 		},
 		{
 			name: "a policy file that configures nothing", app: policyApp(), invalid: true,
 			opts: func(t *testing.T) (server.Options, []string) {
 				p := bootFile(t, `{}`)
-				return server.Options{MCPPolicyFile: p}, []string{authz.SettingPolicyFile, p}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: p}}, []string{"Options.MCP.PolicyFile", p}
 			},
 		},
 		{
@@ -333,31 +336,31 @@ func TestInvalidConfigurationStopsTheBoot(t *testing.T) {
 			name: "a bad policy file under overriding flags", app: policyApp(), invalid: true,
 			opts: func(t *testing.T) (server.Options, []string) {
 				p := bootFile(t, `{"tools":[{"match":"**","decision":"sometimes"}]}`)
-				return server.Options{MCPPolicyFile: p, MCPAllowedTools: []string{}, MCPAllowedReads: []string{}}, []string{authz.SettingPolicyFile, p, `"sometimes"`}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: p, AllowedTools: []string{}, AllowedReads: []string{}}}, []string{"Options.MCP.PolicyFile", p, `"sometimes"`}
 			},
 		},
 		{
 			name: "a missing policy file", app: policyApp(), invalid: true, is: os.ErrNotExist,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPPolicyFile: missing}, []string{authz.SettingPolicyFile, missing}
+				return server.Options{MCP: server.MCPOptions{PolicyFile: missing}}, []string{"Options.MCP.PolicyFile", missing}
 			},
 		},
 		{
 			name: "a missing policy file in prod", app: bareApp(), invalid: true, is: os.ErrNotExist,
 			opts: func(t *testing.T) (server.Options, []string) {
-				return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), MCPPolicyFile: missing}, []string{authz.SettingPolicyFile, missing}
+				return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{PolicyFile: missing}}, []string{"Options.MCP.PolicyFile", missing}
 			},
 		},
 		{
 			name: "an unknown lens mode", app: policyApp(), is: lens.ErrUnknownMode,
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPLensMode: "sideways"}, []string{"--mcp-lens-mode", `"sideways"`}
+				return server.Options{MCP: server.MCPOptions{LensMode: "sideways"}}, []string{"Options.MCP.LensMode", `"sideways"`}
 			},
 		},
 		{
 			name: "a negative tool count", app: policyApp(),
 			opts: func(*testing.T) (server.Options, []string) {
-				return server.Options{MCPMaxTools: -1}, []string{"--mcp-max-tools", "-1"}
+				return server.Options{MCP: server.MCPOptions{MaxTools: -1}}, []string{"Options.MCP.MaxTools", "-1"}
 			},
 		},
 		{
@@ -453,7 +456,7 @@ func requireDenied(t *testing.T, out map[string]any, isErr bool, tool, detail st
 // denied.
 func TestEmptyAllowlistBootsAndServesNothing(t *testing.T) {
 	t.Parallel()
-	srv, err := bootNew(t, bareApp(), server.Options{MCPAllowedTools: []string{}, MCPAllowedReads: []string{"tools/list"}})
+	srv, err := bootNew(t, bareApp(), server.Options{MCP: server.MCPOptions{AllowedTools: []string{}, AllowedReads: []string{"tools/list"}}})
 	if err != nil {
 		t.Fatalf("server.New with an explicit empty allowlist: %v", err)
 	}
@@ -494,9 +497,9 @@ func TestConfigurationBindsInDevAsInProd(t *testing.T) {
 	for _, env := range []string{server.EnvDev, server.EnvProd} {
 		t.Run(env, func(t *testing.T) {
 			t.Parallel()
-			opts := server.Options{Env: env, MCPAllowedTools: []string{"demo.*.get_*"}, MCPAllowedReads: []string{"tools/list"}, MCPLensMode: string(lens.ModeAll), MCPMaxTools: 500}
+			opts := server.Options{Env: env, MCP: server.MCPOptions{AllowedTools: []string{"demo.*.get_*"}, AllowedReads: []string{"tools/list"}, LensMode: string(lens.ModeAll), MaxTools: 500}}
 			if env == server.EnvProd {
-				opts.AuthorizedKeysFile = bootKeys(t)
+				opts.SSH.AuthorizedKeysFile = bootKeys(t)
 			}
 			// The demo's own policy would allow demo.** : the flags win.
 			srv, err := bootNew(t, policyApp(), opts)
@@ -556,21 +559,21 @@ func TestPostureLogNamesThePolicy(t *testing.T) {
 			return server.Options{}, "tools: the app's own policy (configured); reads: the app's own policy (configured)"
 		}},
 		{"flags", policyApp(), func(*testing.T) (server.Options, string) {
-			return server.Options{MCPAllowedTools: []string{"demo.*.get_*", "raxol_screenshot"}, MCPAllowedReads: []string{"tools/list", "resources/list"}},
-				"tools: allowlist [demo.*.get_* raxol_screenshot] (configured: --mcp-allowed-tools); reads: [tools/list resources/list] (configured: --mcp-allowed-read-methods)"
+			return server.Options{MCP: server.MCPOptions{AllowedTools: []string{"demo.*.get_*", "raxol_screenshot"}, AllowedReads: []string{"tools/list", "resources/list"}}},
+				"tools: allowlist [demo.*.get_* raxol_screenshot] (configured: Options.MCP.AllowedTools); reads: [tools/list resources/list] (configured: Options.MCP.AllowedReads)"
 		}},
 		{"explicit empty lists in prod", bareApp(), func(t *testing.T) (server.Options, string) {
-			return server.Options{Env: server.EnvProd, AuthorizedKeysFile: bootKeys(t), MCPAllowedTools: []string{}, MCPAllowedReads: []string{}},
-				"tools: allowlist [] (configured: --mcp-allowed-tools); reads: [] (configured: --mcp-allowed-read-methods)"
+			return server.Options{Env: server.EnvProd, SSH: server.SSHOptions{AuthorizedKeysFile: bootKeys(t)}, MCP: server.MCPOptions{AllowedTools: []string{}, AllowedReads: []string{}}},
+				"tools: allowlist [] (configured: Options.MCP.AllowedTools); reads: [] (configured: Options.MCP.AllowedReads)"
 		}},
 		{"a policy file", bareApp(), func(t *testing.T) (server.Options, string) {
 			p := bootFile(t, `{"tools":[{"match":"demo.*.get_*","decision":"allow"},{"match":"demo.modal.confirm","decision":"ask"}],"read_methods":["tools/list"]}`)
-			return server.Options{MCPPolicyFile: p},
-				"tools: 2 rules from " + p + " (configured: --mcp-policy); reads: [tools/list] from " + p + " (configured: --mcp-policy)"
+			return server.Options{MCP: server.MCPOptions{PolicyFile: p}},
+				"tools: 2 rules from " + p + " (configured: Options.MCP.PolicyFile); reads: [tools/list] from " + p + " (configured: Options.MCP.PolicyFile)"
 		}},
 		{"a flag over the app's reads", policyApp(), func(*testing.T) (server.Options, string) {
-			return server.Options{MCPAllowedTools: []string{"demo.**"}},
-				"tools: allowlist [demo.**] (configured: --mcp-allowed-tools); reads: the app's own policy (configured)"
+			return server.Options{MCP: server.MCPOptions{AllowedTools: []string{"demo.**"}}},
+				"tools: allowlist [demo.**] (configured: Options.MCP.AllowedTools); reads: the app's own policy (configured)"
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -565,7 +565,7 @@ func TestSessionListedOnceStarted(t *testing.T) {
 // the server on, with the HTTP port, and that URL answers.
 func TestAttachPanelURLOnAWildcardListener(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{HTTPAddr: "0.0.0.0:0"})
+	srv := startServer(t, server.Options{MCP: server.MCPOptions{Addr: "0.0.0.0:0"}})
 	_, port, err := net.SplitHostPort(srv.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)

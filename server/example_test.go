@@ -54,15 +54,12 @@ func Example() {
 	srv, err := server.New(
 		server.App{
 			Name:       "counter",
-			New:        func() ui.Model { return counter{} },
+			New:        func(ui.Identity) ui.Model { return counter{} },
 			ToolPolicy: tools,
 			ReadPolicy: authz.AllowAll(),
 		},
-		server.Options{
-			SSHAddr:  "127.0.0.1:0",
-			HTTPAddr: "127.0.0.1:0",
-			DataDir:  dir, // the host key lives here
-			Logger:   slog.New(slog.DiscardHandler),
+		server.Options{SSH: server.SSHOptions{Addr: "127.0.0.1:0"}, MCP: server.MCPOptions{Addr: "127.0.0.1:0"}, DataDir: dir, // the host key lives here
+			Logger: slog.New(slog.DiscardHandler),
 		},
 	)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // Timeouts for polling. Generous: under -race on two cores everything is
@@ -60,14 +61,20 @@ type testServer struct {
 // testOptions fills in loopback addresses, a temporary data directory and
 // the test's logger where opts leaves them empty.
 func testOptions(t testing.TB, opts server.Options) server.Options {
-	if opts.SSHAddr == "" {
-		opts.SSHAddr = "127.0.0.1:0"
+	if opts.SSH.Addr == "" {
+		opts.SSH.Addr = "127.0.0.1:0"
 	}
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
+	if opts.MCP.Addr == "" {
+		opts.MCP.Addr = "127.0.0.1:0"
 	}
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
+	}
+	if opts.SSH.ResumeGrace == 0 {
+		// These tests were written for a dropped owner ending the session
+		// at once unless a test asks for a grace; the library's zero value
+		// is now DefaultResumeGrace, the command's default.
+		opts.SSH.ResumeGrace = -1
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -79,7 +86,7 @@ func testOptions(t testing.TB, opts server.Options) server.Options {
 // testOptions.
 func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
 	t.Helper()
-	return server.New(server.App{Name: demo.Name, New: demo.New, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, testOptions(t, opts))
+	return server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, testOptions(t, opts))
 }
 
 // startServer creates and starts a demo server; it is shut down when the

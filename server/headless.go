@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -27,9 +26,9 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
-	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // Tools of the server-level MCP endpoint /mcp.
@@ -98,7 +97,7 @@ type joinCode struct {
 func (s *Server) newHeadless() (*headless, error) {
 	h := &headless{
 		s:        s,
-		idle:     s.opts.HeadlessIdleTimeout,
+		idle:     s.opts.Headless.IdleTimeout,
 		sessions: map[string]*headlessSession{},
 		codes:    map[string]*joinCode{},
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
@@ -106,15 +105,15 @@ func (s *Server) newHeadless() (*headless, error) {
 	if h.idle <= 0 {
 		h.idle = defaultHeadlessIdle
 	}
-	if h.clients = s.opts.HeadlessMaxClients; h.clients <= 0 {
+	if h.clients = s.opts.Headless.MaxClients; h.clients <= 0 {
 		h.clients = 64
 	}
-	if s.opts.APIKeysFile == "" {
+	if s.opts.Headless.APIKeysFile == "" {
 		return h, nil
 	}
-	keys, err := loadAPIKeys(s.opts.APIKeysFile)
+	keys, err := loadAPIKeys(s.opts.Headless.APIKeysFile)
 	if err != nil {
-		return nil, fmt.Errorf("server: --api-keys: %w", err)
+		return nil, s.opts.optionError("Options.Headless.APIKeysFile", err)
 	}
 	h.keys = keys
 	h.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh sessions", Version: "dev"}, &mcp.ServerOptions{
@@ -236,12 +235,12 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !mcpbridge.OriginAllowed(r, h.s.opts.MCPTrustedOrigins) {
+	if !mcpbridge.OriginAllowed(r, h.s.opts.MCP.TrustedOrigins) {
 		h.s.metrics.MCPRejected("origin")
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
-	if !mcpbridge.HostAllowed(r, h.s.opts.MCPAllowedHosts) {
+	if !mcpbridge.HostAllowed(r, h.s.opts.MCP.AllowedHosts) {
 		h.s.metrics.MCPRejected("host")
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
 		return
@@ -283,7 +282,7 @@ func (h *headless) posture() string {
 	if h.handler == nil {
 		return "off (no --api-keys)"
 	}
-	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.APIKeysFile, h.idle)
+	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.idle)
 }
 
 func (h *headless) isClosed() bool {
@@ -342,7 +341,7 @@ const hostHeader = "X-Raxol-Request-Host"
 // --public-url when set; else the host the caller reached /mcp by, which
 // it can reach the sessions by too; else the listener's address.
 func (h *headless) baseFor(req *mcp.CallToolRequest) string {
-	if h.s.opts.PublicURL == "" && req.Extra != nil {
+	if h.s.opts.MCP.PublicURL == "" && req.Extra != nil {
 		if host := req.Extra.Header.Get(hostHeader); host != "" {
 			return "http://" + host
 		}
@@ -366,7 +365,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	se, end, err := h.s.StartHeadless(owner)
 	if err != nil {
-		if errors.Is(err, ErrTooManySessions) {
+		if errors.Is(err, ErrSessionLimit) {
 			return toolError("limit", fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)), nil
 		}
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
@@ -678,7 +677,7 @@ func (h *headless) claim(id, code string) bool {
 func (s *Server) joinCommand(id string) string {
 	addr := s.SSHAddr()
 	if addr == "" {
-		addr = s.opts.SSHAddr
+		addr = s.opts.SSH.Addr
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -686,7 +685,7 @@ func (s *Server) joinCommand(id string) string {
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 		host = "localhost"
-		if u, err := url.Parse(s.opts.PublicURL); err == nil && u.Hostname() != "" {
+		if u, err := url.Parse(s.opts.MCP.PublicURL); err == nil && u.Hostname() != "" {
 			host = u.Hostname()
 		}
 	}
@@ -731,28 +730,20 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 	if withSSH {
 		return serveStdioWithSSH(ctx, app, opts, t, started)
 	}
-	if !appName.MatchString(app.Name) {
-		return fmt.Errorf("server: app name %q must be a lowercase letter followed by up to 31 of [a-z0-9_]", app.Name)
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return err
 	}
-	if app.New == nil {
-		return errors.New("server: App.New is nil")
-	}
-	if opts.Env == "" {
-		opts.Env = EnvDev
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	if err := checkApp(app); err != nil {
+		return err
 	}
 	policy, err := resolvePolicy(app, opts)
 	if err != nil {
 		return err
 	}
-	mode, err := lens.ParseMode(opts.MCPLensMode)
+	mode, err := opts.lensMode()
 	if err != nil {
-		return fmt.Errorf("server: --mcp-lens-mode: %w", err)
-	}
-	if opts.MCPMaxTools < 0 {
-		return fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
+		return err
 	}
 	var bridge *mcpbridge.Bridge
 	panics := guard.New(opts.Logger, nil)
@@ -767,12 +758,12 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		Projections:        app.Projections,
 		Logger:             opts.Logger,
 		LensMode:           mode,
-		MaxTools:           opts.MCPMaxTools,
+		MaxTools:           opts.MCP.MaxTools,
 		Metrics:            opts.Metrics,
 		Policy:             policy,
-		ToolCallsPerSecond: opts.MCPToolCallsPerSecond,
-		ToolCallBurst:      opts.MCPToolCallBurst,
-		ApprovalTimeout:    opts.MCPApprovalTimeout,
+		ToolCallsPerSecond: opts.MCP.ToolCallsPerSecond,
+		ToolCallBurst:      opts.MCP.ToolCallBurst,
+		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
 	})
 	if err != nil {
 		mgr.Close()
@@ -782,17 +773,15 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 		bridge.Close()
 		mgr.Close()
 	}()
-	model, err := newModel(panics, app)
-	if err != nil {
-		return fmt.Errorf("server: start session: %w", err)
-	}
-	se, _, err := mgr.Start(app.Name, stdioOwner, model, 0)
+	se, _, err := mgr.StartFunc(app.Name, stdioOwner, func(id string) (ui.Model, error) {
+		return newModel(panics, app, ui.Identity{SessionID: id, User: stdioOwner.User, KeyFingerprint: stdioOwner.KeyFingerprint, Headless: true})
+	}, 0)
 	if err != nil {
 		return fmt.Errorf("server: start session: %w", err)
 	}
 	opts.Logger.Info("raxol-ssh serving MCP over stdio",
 		"app", app.Name, "env", opts.Env, "session", se.ID,
-		"network", "none (stdio only; pass --ssh-addr to let a human join)",
+		"network", "none (stdio only; serve SSH too to let a human join)",
 		"mcp_policy", policy.Describe)
 	started(StdioSession{ID: se.ID})
 	err = bridge.ServeTransport(ctx, se.ID, t, authz.TransportStdio)
@@ -834,19 +823,27 @@ func serveStdioWithSSH(ctx context.Context, app App, opts Options, t mcp.Transpo
 // options, with the same precedence as [New].
 func resolvePolicy(app App, opts Options) (authz.Policy, error) {
 	tool, read := app.ToolPolicy, app.ReadPolicy
-	if opts.ToolAuthorizer != nil {
-		tool = opts.ToolAuthorizer
+	if opts.MCP.ToolAuthorizer != nil {
+		tool = opts.MCP.ToolAuthorizer
 	}
-	if opts.ReadAuthorizer != nil {
-		read = opts.ReadAuthorizer
+	if opts.MCP.ReadAuthorizer != nil {
+		read = opts.MCP.ReadAuthorizer
 	}
 	policy, err := authz.Resolve(authz.Config{
 		Env:          opts.Env,
-		AllowedTools: opts.MCPAllowedTools,
-		AllowedReads: opts.MCPAllowedReads,
-		PolicyFile:   opts.MCPPolicyFile,
+		AllowedTools: opts.MCP.AllowedTools,
+		AllowedReads: opts.MCP.AllowedReads,
+		PolicyFile:   opts.MCP.PolicyFile,
 		Tool:         tool,
 		Read:         read,
+		Names: authz.Settings{
+			AllowedTools: opts.setting("Options.MCP.AllowedTools"),
+			AllowedReads: opts.setting("Options.MCP.AllowedReads"),
+			PolicyFile:   opts.setting("Options.MCP.PolicyFile"),
+			Env:          opts.setting("Options.Env"),
+			Tool:         opts.setting("App.ToolPolicy") + " or " + opts.setting("Options.MCP.ToolAuthorizer"),
+			Read:         opts.setting("App.ReadPolicy") + " or " + opts.setting("Options.MCP.ReadAuthorizer"),
+		},
 	})
 	if err != nil {
 		return authz.Policy{}, fmt.Errorf("server: %w", err)

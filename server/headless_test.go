@@ -29,6 +29,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 const (
@@ -67,20 +68,20 @@ func writeKeys(t *testing.T, keys ...string) string {
 // policy to one allowing the /mcp tools.
 func startHeadlessServer(t *testing.T, opts Options) *Server {
 	t.Helper()
-	opts.SSHAddr = "127.0.0.1:0"
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:0"
+	opts.SSH.Addr = "127.0.0.1:0"
+	if opts.MCP.Addr == "" {
+		opts.MCP.Addr = "127.0.0.1:0"
 	}
 	opts.DataDir = t.TempDir()
-	if opts.APIKeysFile == "" {
-		opts.APIKeysFile = writeKeys(t, keyA, keyB)
+	if opts.Headless.APIKeysFile == "" {
+		opts.Headless.APIKeysFile = writeKeys(t, keyA, keyB)
 	}
-	if opts.ToolAuthorizer == nil {
-		opts.ToolAuthorizer = withControl(authz.Allow(), authz.Allow(), authz.Allow())
+	if opts.MCP.ToolAuthorizer == nil {
+		opts.MCP.ToolAuthorizer = withControl(authz.Allow(), authz.Allow(), authz.Allow())
 	}
 	lw := testkit.NewLogWriter(t)
 	opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := New(App{Name: demo.Name, New: demo.New, Projections: demo.Projections(),
+	srv, err := New(App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
 		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -345,8 +346,8 @@ func TestHeadlessEndpointNeedsAnAPIKey(t *testing.T) {
 	// Without --api-keys: not served at all, and the posture says so.
 	var logs bytes.Buffer
 	var mu sync.Mutex
-	off, err := New(App{Name: demo.Name, New: demo.New, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
-		Options{SSHAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(),
+	off, err := New(App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+		Options{SSH: SSHOptions{Addr: "127.0.0.1:0"}, MCP: MCPOptions{Addr: "127.0.0.1:0"}, DataDir: t.TempDir(),
 			Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +384,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // tools/list, and sensitive tools never run without a tool authorizer.
 func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 	t.Run("denied start", func(t *testing.T) {
-		srv := startHeadlessServer(t, Options{ToolAuthorizer: withControl(authz.Deny("no headless here"), authz.Ask("Stop it?"), authz.Allow())})
+		srv := startHeadlessServer(t, Options{MCP: MCPOptions{ToolAuthorizer: withControl(authz.Deny("no headless here"), authz.Ask("Stop it?"), authz.Allow())}})
 		a := control(t, srv, keyA)
 		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) || !slices.Contains(names, ToolList) {
 			t.Fatalf("tools/list = %v, want raxol_list only", names)
@@ -405,7 +406,7 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := startHeadlessServer(t, Options{ReadAuthorizer: reads})
+		srv := startHeadlessServer(t, Options{MCP: MCPOptions{ReadAuthorizer: reads}})
 		a := control(t, srv, keyA)
 		_, err = a.ListTools(context.Background(), nil)
 		var rpcErr *jsonrpc.Error
@@ -418,12 +419,12 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 	t.Run("policy sees the connection", func(t *testing.T) {
 		var mu sync.Mutex
 		var seen []authz.Context
-		srv := startHeadlessServer(t, Options{ToolAuthorizer: func(name string, args map[string]any, ctx authz.Context) authz.Decision {
+		srv := startHeadlessServer(t, Options{MCP: MCPOptions{ToolAuthorizer: func(name string, args map[string]any, ctx authz.Context) authz.Decision {
 			mu.Lock()
 			seen = append(seen, ctx)
 			mu.Unlock()
 			return authz.Allow()
-		}})
+		}}})
 		a := control(t, srv, keyA)
 		mustCall(t, a, ToolList, nil)
 		mu.Lock()
@@ -465,7 +466,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		}
 	})
 	t.Run("client cap", func(t *testing.T) {
-		srv := startHeadlessServer(t, Options{HeadlessMaxClients: 2})
+		srv := startHeadlessServer(t, Options{Headless: HeadlessOptions{MaxClients: 2}})
 		a := control(t, srv, keyA)
 		b := control(t, srv, keyB)
 		c := mcp.NewClient(&mcp.Implementation{Name: "third", Version: "1"}, nil)
@@ -493,7 +494,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		control(t, srv, keyA)
 	})
 	t.Run("idle", func(t *testing.T) {
-		srv := startHeadlessServer(t, Options{HeadlessIdleTimeout: 300 * time.Millisecond})
+		srv := startHeadlessServer(t, Options{Headless: HeadlessOptions{IdleTimeout: 300 * time.Millisecond}})
 		a := control(t, srv, keyA)
 		idle := mustCall(t, a, ToolStart, nil)["id"].(string)
 		busy := mustCall(t, a, ToolStart, nil)
@@ -543,7 +544,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 // by, so they work from where the caller is even when the listener is on
 // every interface.
 func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
-	srv := startHeadlessServer(t, Options{HTTPAddr: "0.0.0.0:0"})
+	srv := startHeadlessServer(t, Options{MCP: MCPOptions{Addr: "0.0.0.0:0"}})
 	_, port, err := net.SplitHostPort(srv.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -658,10 +659,10 @@ func TestAPIKeysFile(t *testing.T) {
 		if name != "missing" {
 			_ = os.WriteFile(p, []byte(tc.body), 0o600)
 		}
-		_, err := New(App{Name: demo.Name, New: demo.New, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
-			Options{DataDir: t.TempDir(), APIKeysFile: p, Logger: slog.New(slog.DiscardHandler)})
-		if err == nil || !strings.Contains(err.Error(), "--api-keys") || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want mention of --api-keys and %q", name, err, tc.want)
+		_, err := New(App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+			Options{DataDir: t.TempDir(), Headless: HeadlessOptions{APIKeysFile: p}, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.Contains(err.Error(), "Options.Headless.APIKeysFile") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want mention of Options.Headless.APIKeysFile and %q", name, err, tc.want)
 		}
 	}
 	keys, err := loadAPIKeys(writeKeys(t, "  "+keyA+"  ", "# "+keyB))

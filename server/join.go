@@ -36,8 +36,8 @@ const (
 )
 
 func (s *Server) joinTimeout() time.Duration {
-	if s.opts.JoinTimeout > 0 {
-		return s.opts.JoinTimeout
+	if s.opts.SSH.JoinTimeout > 0 {
+		return s.opts.SSH.JoinTimeout
 	}
 	return DefaultJoinTimeout
 }

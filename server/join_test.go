@@ -284,7 +284,7 @@ func TestJoinThreeSizes(t *testing.T) {
 // after the join timeout, and the prompt goes away too.
 func TestJoinRequestWithdrawn(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{JoinTimeout: 1500 * time.Millisecond})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{JoinTimeout: 1500 * time.Millisecond}})
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
 

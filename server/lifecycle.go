@@ -16,14 +16,6 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/tui"
 )
 
-// DefaultResumeGrace is how long the raxol-ssh command keeps a session
-// whose owner's connection dropped (--resume-grace).
-const DefaultResumeGrace = 5 * time.Minute
-
-// DefaultJoinTimeout is how long a join request waits for the owner's
-// answer before it is refused.
-const DefaultJoinTimeout = 60 * time.Second
-
 // The lifecycle of a session with terminals
 //
 // A plain SSH login starts a session and attaches its first terminal, an
@@ -93,7 +85,7 @@ func newLifecycle(s *Server) *lifecycle {
 	}
 }
 
-func (l *lifecycle) resumeGrace() time.Duration { return l.s.opts.ResumeGrace }
+func (l *lifecycle) resumeGrace() time.Duration { return l.s.opts.SSH.ResumeGrace }
 
 // add registers a session just started by an SSH login. It returns false
 // when the session already ended or the server is shutting down.
@@ -324,8 +316,31 @@ func (l *lifecycle) sessionEnded(se *session.Session) {
 	}
 	others := l.endLocked(ls)
 	l.mu.Unlock()
+	reason := session.EndReason(se)
 	for _, o := range others {
-		o.c.stop(metrics.OutcomeOK, "the session ended")
+		o.c.stop(metrics.OutcomeOK, reason)
+	}
+}
+
+// closeTerminal closes the terminal of se whose attachment id is id, at
+// the app's request (ui.CloseTerminal): as if its link dropped, so the
+// session goes on, detached when it was its owner's last terminal.
+func (l *lifecycle) closeTerminal(se *session.Session, id, reason string) {
+	if reason == "" {
+		reason = "the app closed this terminal"
+	}
+	l.mu.Lock()
+	var t *terminal
+	if ls, ok := l.sessions[se.ID]; ok && ls.se == se {
+		for _, x := range ls.terms {
+			if x.id == id {
+				t = x
+			}
+		}
+	}
+	l.mu.Unlock()
+	if t != nil {
+		t.c.stop(metrics.OutcomeOK, reason)
 	}
 }
 
@@ -348,6 +363,7 @@ func (l *lifecycle) close() {
 // terminal is one SSH terminal attached to a session.
 type terminal struct {
 	c    *conn
+	id   string // its session.Attachment id, once attached
 	role tui.Role
 	// startPrimary is set by reserve when the terminal is primary from the
 	// start (its model is made with Primary).

@@ -100,7 +100,7 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, server.Options{MCPMaxTools: 5})
+			srv := startServer(t, server.Options{MCP: server.MCPOptions{MaxTools: 5}})
 			human := connect(t, srv.SSHAddr(), clientOpts{})
 			id := waitDemo(t, human)
 			se, ok := srv.Sessions().Get(id)

@@ -142,7 +142,7 @@ func TestMetricsListenError(t *testing.T) {
 		return l.Addr().String()
 	}
 	sshAddr, httpAddr := free(), free()
-	srv, err := newServerOpts(t, server.Options{SSHAddr: sshAddr, HTTPAddr: httpAddr, MetricsAddr: taken.Addr().String()})
+	srv, err := newServerOpts(t, server.Options{SSH: server.SSHOptions{Addr: sshAddr}, MCP: server.MCPOptions{Addr: httpAddr}, MetricsAddr: taken.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestMetricsListenError(t *testing.T) {
 		_ = srv.Shutdown(context.Background())
 		t.Fatal("Start with a MetricsAddr in use succeeded")
 	}
-	if !strings.Contains(err.Error(), "metrics listen") || !strings.Contains(err.Error(), "address already in use") {
+	if !strings.Contains(err.Error(), "Options.MetricsAddr: listen") || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("Start: %v, want the metrics listener and the cause named", err)
 	}
 	for _, addr := range []string{sshAddr, httpAddr} {

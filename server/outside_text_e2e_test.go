@@ -161,7 +161,7 @@ func checkScreen(t testing.TB, scr string) {
 // only the cleaned text.
 func TestOutsideTextNeverReachesATerminalRaw(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{MCPApprovalTimeout: 20 * time.Second})
+	srv := startServer(t, server.Options{MCP: server.MCPOptions{ApprovalTimeout: 20 * time.Second}})
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", keepRaw: true, w: 140}) // wide: the status bar keeps room for its keys
 	id := waitDemo(t, owner)
 	se, _ := srv.Sessions().Get(id)

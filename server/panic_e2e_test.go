@@ -296,7 +296,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 			m := metrics.New()
 			var logs testkit.SyncBuffer
 			app := server.App{Name: "bomb",
-				New: func() ui.Model {
+				New: func(ui.Identity) ui.Model {
 					switch mode.Load() {
 					case "factory":
 						panic("bomb: factory")

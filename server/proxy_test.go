@@ -39,7 +39,7 @@ func startProxied(t *testing.T, opts server.Options) proxied {
 	if err := os.WriteFile(keys, []byte(proxyAPIKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts.APIKeysFile = keys
+	opts.Headless.APIKeysFile = keys
 	srv := startServer(t, opts)
 	se, end, err := srv.StartHeadless(session.Owner{User: "proxy-test", KeyFingerprint: "SHA256:proxy-test"})
 	if err != nil {
@@ -135,7 +135,7 @@ const hostRefusal = "DNS rebinding protection"
 func TestReverseProxyHost(t *testing.T) {
 	t.Run("allowed", func(t *testing.T) {
 		t.Parallel()
-		p := startProxied(t, server.Options{MCPAllowedHosts: []string{proxyHost}})
+		p := startProxied(t, server.Options{MCP: server.MCPOptions{AllowedHosts: []string{proxyHost}}})
 		for _, ep := range p.endpoints() {
 			if err := p.connectVia(ep, proxyHost); err != nil {
 				t.Errorf("%s with Host %s: %v", ep.name, proxyHost, err)
@@ -181,11 +181,7 @@ func TestReverseProxyHost(t *testing.T) {
 // nothing and is refused.
 func TestHostHeaderInputs(t *testing.T) {
 	// Every admitted initialize is a client: no cap gets in the way.
-	p := startProxied(t, server.Options{
-		MCPAllowedHosts:    []string{proxyHost, "[2001:db8::1]", "Pinned.Example:8443"},
-		MCPMaxClients:      1000,
-		HeadlessMaxClients: 1000,
-	})
+	p := startProxied(t, server.Options{MCP: server.MCPOptions{AllowedHosts: []string{proxyHost, "[2001:db8::1]", "Pinned.Example:8443"}, MaxClients: 1000}, Headless: server.HeadlessOptions{MaxClients: 1000}})
 	cases := []struct {
 		host  string
 		admit bool

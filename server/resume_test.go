@@ -61,7 +61,7 @@ func waitClientClosed(t testing.TB, ag *agent) {
 // the same session back with the agent's changes, another key cannot.
 func TestResumeAfterDrop(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
 	key := newKey(t)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, owner)
@@ -116,7 +116,7 @@ func TestResumeAfterDrop(t *testing.T) {
 // passes; its agent's client is closed, and resume finds nothing.
 func TestResumeGraceExpires(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: 500 * time.Millisecond})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: 500 * time.Millisecond}})
 	key := newKey(t)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, owner)
@@ -140,7 +140,7 @@ func TestResumeGraceExpires(t *testing.T) {
 // "n" starts a new one.
 func TestResumePicker(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
 	key := newKey(t)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, owner)
@@ -185,7 +185,7 @@ func TestResumePicker(t *testing.T) {
 // detached sessions; the picker still lets the owner resume.
 func TestDetachedSessionsCountForTheCap(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute, Limits: server.Limits{MaxSessionsPerUser: 1}})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}, Limits: server.Limits{MaxSessionsPerUser: 1}})
 	key := newKey(t)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, owner)
@@ -212,7 +212,7 @@ func TestDetachedSessionsCountForTheCap(t *testing.T) {
 // until the grace passed); a client without the key gets neither.
 func TestDetachedSessionsCountForTheKeyUnderAnyName(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute, Limits: server.Limits{MaxSessionsPerUser: 2}})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}, Limits: server.Limits{MaxSessionsPerUser: 2}})
 	key := newKey(t)
 	first := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, first)
@@ -261,7 +261,7 @@ func TestDetachedSessionsCountForTheKeyUnderAnyName(t *testing.T) {
 // ends the session for the other terminals too, and its agents.
 func TestOwnerQuitEndsSessionForEveryone(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
 	se, _ := srv.Sessions().Get(id)
@@ -288,7 +288,7 @@ func TestOwnerQuitEndsSessionForEveryone(t *testing.T) {
 // and is told; it sees the owner come back.
 func TestDroppedOwnerWithObserver(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
 	key := newKey(t)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
 	id := waitDemo(t, owner)
@@ -306,11 +306,11 @@ func TestDroppedOwnerWithObserver(t *testing.T) {
 	obs.WaitFor(t, "Search: hi", waitLong)
 }
 
-// TestNoResumeGraceEndsAtOnce: without a resume grace (the library
-// default), a dropped owner ends the session, as before.
+// TestNoResumeGraceEndsAtOnce: without a resume grace (a negative one), a
+// dropped owner ends the session, as before.
 func TestNoResumeGraceEndsAtOnce(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, server.Options{})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: -1}})
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
 	drop(t, owner)
@@ -322,7 +322,7 @@ func TestNoResumeGraceEndsAtOnce(t *testing.T) {
 // behind. Not parallel: goleak looks at the whole process.
 func TestDrainWithDetachedAndJoinedSessions(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	srv := startServer(t, server.Options{ResumeGrace: time.Minute, DrainTimeout: 5 * time.Second})
+	srv := startServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}, DrainTimeout: 5 * time.Second})
 	keyA, keyB := newKey(t), newKey(t)
 	a := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: keyA})
 	idA := waitDemo(t, a)

@@ -13,13 +13,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
+	"charm.land/wish/v2"
 	"golang.org/x/net/netutil"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/hostkeys"
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
-	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -32,187 +32,39 @@ type App struct {
 	// Name is the app's short name: lowercase letters, digits and '_', at
 	// most 32. It is the namespace of the app's MCP tools.
 	Name string
-	// New returns a fresh model for a new session.
-	New func() ui.Model
+	// New returns a fresh model for a new session, given who and what the
+	// session serves.
+	New func(ui.Identity) ui.Model
 	// Projections are the app's model projections, served to agents as
 	// MCP resources <Name>://state/<key>. Optional.
 	Projections map[string]func(ui.Model) any
 	// ToolPolicy and ReadPolicy are the app's own authorization policies
 	// (see package authz). Declared by the app they count as configured;
-	// an operator's settings replace them.
+	// an operator's settings (Options.MCP) replace them. Serving MCP on a
+	// network listener needs both, from here or from Options.MCP.
 	ToolPolicy, ReadPolicy authz.Func
 }
 
-// Environments.
-const (
-	EnvDev  = "dev"
-	EnvProd = "prod"
-)
-
-// Limits bound what clients can take. Zero values take the defaults.
-type Limits struct {
-	// MaxConnections caps concurrent SSH connections; default 1000.
-	MaxConnections int
-	// MaxPerIP caps concurrent connections from one address; default 20.
-	MaxPerIP int
-	// MaxSessionsPerUser caps live sessions of one owner: one SSH key under
-	// any user name (the user name only for a keyless dev login), or one
-	// /mcp API key. Detached sessions count until they end. Default 10.
-	MaxSessionsPerUser int
-	// MaxHTTPConnections caps the HTTP connections served at once (MCP
-	// clients, /metrics, /healthz) on each HTTP listener; more wait to be
-	// accepted. Default 4096.
-	MaxHTTPConnections int
-	// MaxHTTPPerIP caps the HTTP connections open from one address; one
-	// more is answered 429 and closed. Default 256.
-	MaxHTTPPerIP int
-	// MaxChannelsPerConnection caps the SSH session channels open at once
-	// on one connection (each costs goroutines and buffers even before it
-	// asks for a shell); default 10.
-	MaxChannelsPerConnection int
-	// HandshakeTimeout bounds the SSH handshake and authentication;
-	// default 10s.
-	HandshakeTimeout time.Duration
-	// IdleTimeout ends a session with no input for this long (output does
-	// not count); default 30m.
-	IdleTimeout time.Duration
-	// MaxSessionDuration ends any session after this long; default 12h.
-	MaxSessionDuration time.Duration
-	// MaxAuthFailures is how many failed SSH logins one address may make
-	// in AuthFailureWindow before its SSH connections are refused until it
-	// recovers; defaults 10 and 5m. A public key whose signature does not
-	// verify is a failed login; a key query is not. Wrong /mcp API keys
-	// spend a separate budget of the same size (over it a wrong key gets
-	// 429; a right key always passes).
-	MaxAuthFailures   int
-	AuthFailureWindow time.Duration
-}
-
-func (l Limits) withDefaults() Limits {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	defD := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	def(&l.MaxConnections, 1000)
-	def(&l.MaxPerIP, 20)
-	def(&l.MaxSessionsPerUser, 10)
-	def(&l.MaxChannelsPerConnection, 10)
-	def(&l.MaxHTTPConnections, 4096)
-	def(&l.MaxHTTPPerIP, 256)
-	defD(&l.HandshakeTimeout, 10*time.Second)
-	defD(&l.IdleTimeout, 30*time.Minute)
-	defD(&l.MaxSessionDuration, 12*time.Hour)
-	def(&l.MaxAuthFailures, 10)
-	defD(&l.AuthFailureWindow, 5*time.Minute)
-	return l
-}
-
-// Options configures a [Server].
-type Options struct {
-	// SSHAddr is the SSH listen address; default "127.0.0.1:2222".
-	SSHAddr string
-	// HTTPAddr is the listen address of the MCP endpoints, and of /metrics
-	// and /healthz unless MetricsAddr is set; default "127.0.0.1:8080".
-	HTTPAddr string
-	// MetricsAddr, when set, is the listen address of /metrics and /healthz
-	// on their own; then the HTTP listener serves only the MCP endpoints
-	// (404 for /metrics and /healthz), so that the MCP port, which may face
-	// the internet, exposes no metrics. Empty: they share HTTPAddr. An
-	// embedder mounting them itself can use Metrics.Handler and
-	// [Server.HealthHandler].
-	MetricsAddr string
-	// DataDir holds the host key. Required: the server never writes into
-	// the working directory unasked.
-	DataDir string
-	// Env is EnvDev (default) or EnvProd.
-	Env string
-	// AuthorizedKeysFile lists the public keys allowed to log in. Required
-	// in production; in dev, when set, it is enforced too.
-	AuthorizedKeysFile string
-	// AllowAnonymousPublic lets a dev server without authorized keys listen
-	// on a non-loopback address.
-	AllowAnonymousPublic bool
-	// Limits bound connections and sessions.
-	Limits Limits
-	// DrainTimeout bounds how long Shutdown waits for sessions to end
-	// before closing them; default 10s.
-	DrainTimeout time.Duration
-	// PublicURL is the base URL of the HTTP listener as clients reach it,
-	// shown in the attach panel; default "http://" + the listen address.
-	PublicURL string
-	// MCPLensMode is the focus lens mode: "focused" (default), "hover" or
-	// "all".
-	MCPLensMode string
-	// MCPMaxTools is how many tools the lens advertises; default 15.
-	MCPMaxTools int
-	// MCPAllowedTools (--mcp-allowed-tools), MCPAllowedReads
-	// (--mcp-allowed-read-methods) and MCPPolicyFile (--mcp-policy) are
-	// the operator's authorization settings; nil lists mean not given, an
-	// empty non-nil list is an explicit empty allowlist.
-	MCPAllowedTools []string
-	MCPAllowedReads []string
-	MCPPolicyFile   string
-	// ToolAuthorizer and ReadAuthorizer are an embedding program's own
-	// policies; they count as configured and take precedence over the
-	// app's, but not over the operator's settings.
-	ToolAuthorizer, ReadAuthorizer authz.Func
-	// MCPTrustedOrigins are extra origins allowed to call the MCP
-	// endpoints; MCPAllowedHosts extra Host values accepted on a loopback
-	// listener (behind a proxy).
-	MCPTrustedOrigins []string
-	MCPAllowedHosts   []string
-	// MCPToolCallsPerSecond and MCPToolCallBurst rate-limit each agent's
-	// tool calls (defaults 20 and 40); MCPMaxClients caps the agents
-	// attached to one session (default 8).
-	MCPToolCallsPerSecond float64
-	MCPToolCallBurst      int
-	MCPMaxClients         int
-	// MCPClientIdleTimeout (--mcp-client-idle-timeout) closes an agent's
-	// MCP client session after this long without a request from it;
-	// default 30m. Nothing else ends a quiet agent's session.
-	MCPClientIdleTimeout time.Duration
-	// MCPApprovalTimeout is how long a call waits for the human's approval
-	// before it is denied; default 45s.
-	MCPApprovalTimeout time.Duration
-	// APIKeysFile (--api-keys) lists the operator-issued API keys of the
-	// server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list),
-	// one a line, '#' comments allowed. Empty: /mcp is not served (404).
-	APIKeysFile string
-	// HeadlessIdleTimeout ends a session started by raxol_start after this
-	// long with nobody attached and no change; default 30m.
-	HeadlessIdleTimeout time.Duration
-	// HeadlessMaxClients caps the MCP clients attached to /mcp at once
-	// (each is a go-sdk session that lives until it closes or idles out);
-	// default 64.
-	HeadlessMaxClients int
-	// ResumeGrace is how long a session lives on, detached, after its
-	// owner's last terminal dropped (closed without ctrl+c), for the owner
-	// to get it back with `resume <id>` or the picker at their next login.
-	// Zero or negative: a dropped owner ends the session at once, as a
-	// library client's Close cannot be told from a dropped link. The
-	// raxol-ssh command defaults to DefaultResumeGrace (--resume-grace).
-	ResumeGrace time.Duration
-	// JoinTimeout is how long a join request waits for the owner's answer
-	// before it is refused; default 60s.
-	JoinTimeout time.Duration
-	// PromptArming is how long an approval or join prompt ignores answer
-	// keys after it comes on top, so that keys typed before the human saw
-	// it do not answer it; 0 means tui.DefaultPromptArming (0.7s),
-	// negative none.
-	PromptArming time.Duration
-	// Logger defaults to slog.Default().
-	Logger *slog.Logger
-	// Metrics defaults to a fresh metrics.New().
-	Metrics *metrics.Metrics
-}
-
 var appName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+
+func checkApp(app App) error {
+	if !appName.MatchString(app.Name) {
+		return &OptionError{Field: "App.Name", Err: fmt.Errorf("%q must be a lowercase letter followed by up to 31 of [a-z0-9_]", app.Name)}
+	}
+	if app.New == nil {
+		return &OptionError{Field: "App.New", Err: errors.New("nil: every session needs a model")}
+	}
+	return nil
+}
+
+// checkAnonymous refuses anonymous clients on a non-loopback SSH address
+// unless the options allow them.
+func (s *Server) checkAnonymous(addr string) error {
+	if s.keys != nil || s.opts.SSH.AllowAnonymousPublic || isLoopback(addr) {
+		return nil
+	}
+	return s.opts.optionError("Options.SSH.AuthorizedKeysFile", fmt.Errorf("refusing to accept anonymous SSH clients on non-loopback address %s; set it, bind a loopback address, or set %s", addr, s.opts.setting("Options.SSH.AllowAnonymousPublic")))
+}
 
 // Server serves one app over SSH and HTTP. Create it with [New], then call
 // [Server.Start] and [Server.Shutdown], or [Server.Run].
@@ -234,7 +86,8 @@ type Server struct {
 	traces      authTraces    // authentication of connections in their handshake
 	ssh         *ssh.Server
 	http        *http.Server
-	metricsHTTP *http.Server // nil without MetricsAddr
+	mcpMux      *http.ServeMux // the MCP endpoints, as Handler
+	metricsHTTP *http.Server   // nil without MetricsAddr
 
 	life *lifecycle // sessions' terminals: join, resume, detach
 
@@ -250,32 +103,17 @@ type Server struct {
 }
 
 // New checks the options, loads or creates the host key, and prepares the
-// servers. It listens on nothing until Start.
+// servers. It listens on nothing: serve with [Server.ListenAndServe],
+// [Server.Serve] on listeners of your own, [Server.Start], or mount
+// [Server.Middleware] and [Server.Handler] into servers you run. An
+// invalid or missing option is an [*OptionError] naming its field.
 func New(app App, opts Options) (*Server, error) {
-	if !appName.MatchString(app.Name) {
-		return nil, fmt.Errorf("server: app name %q must be a lowercase letter followed by up to 31 of [a-z0-9_]", app.Name)
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if app.New == nil {
-		return nil, errors.New("server: App.New is nil")
-	}
-	if opts.SSHAddr == "" {
-		opts.SSHAddr = "127.0.0.1:2222"
-	}
-	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = "127.0.0.1:8080"
-	}
-	if opts.Env == "" {
-		opts.Env = EnvDev
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 10 * time.Second
-	}
-	opts.Limits = opts.Limits.withDefaults()
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Metrics == nil {
-		opts.Metrics = metrics.New()
+	if err := checkApp(app); err != nil {
+		return nil, err
 	}
 	s := &Server{
 		app:     app,
@@ -289,26 +127,23 @@ func New(app App, opts Options) (*Server, error) {
 	switch opts.Env {
 	case EnvDev, EnvProd:
 	default:
-		return nil, fmt.Errorf("server: unknown environment %q (want %q or %q)", opts.Env, EnvDev, EnvProd)
+		return nil, opts.optionError("Options.Env", fmt.Errorf("unknown environment %q (want %q or %q)", opts.Env, EnvDev, EnvProd))
 	}
-	if opts.Env == EnvProd && opts.AuthorizedKeysFile == "" {
-		return nil, errors.New("server: --env prod requires --authorized-keys FILE: a production server never accepts anonymous clients")
+	if opts.Env == EnvProd && opts.SSH.AuthorizedKeysFile == "" {
+		return nil, opts.optionError("Options.SSH.AuthorizedKeysFile", fmt.Errorf("required when %s is %q: a production server never accepts anonymous clients", opts.setting("Options.Env"), EnvProd))
 	}
-	if opts.AuthorizedKeysFile != "" {
-		keys, err := loadAuthorizedKeys(opts.AuthorizedKeysFile)
+	if opts.SSH.AuthorizedKeysFile != "" {
+		keys, err := loadAuthorizedKeys(opts.SSH.AuthorizedKeysFile)
 		if err != nil {
-			return nil, fmt.Errorf("server: %w", err)
+			return nil, opts.optionError("Options.SSH.AuthorizedKeysFile", err)
 		}
 		s.keys = keys
-	} else if !opts.AllowAnonymousPublic && !isLoopback(opts.SSHAddr) {
-		return nil, fmt.Errorf("server: refusing to accept anonymous SSH clients on non-loopback address %s; pass --authorized-keys FILE, bind 127.0.0.1, or pass --allow-anonymous-public", opts.SSHAddr)
-	}
-	if opts.DataDir == "" {
-		return nil, errors.New("server: DataDir is required (the host key lives there)")
+	} else if err := s.checkAnonymous(opts.SSH.Addr); err != nil {
+		return nil, err
 	}
 	key, err := hostkeys.LoadOrCreate(opts.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, opts.optionError("Options.DataDir", err)
 	}
 	s.hostKey = key
 
@@ -321,6 +156,7 @@ func New(app App, opts Options) (*Server, error) {
 			s.bridge.SessionEnded(se.ID)
 			s.life.sessionEnded(se)
 		},
+		OnCloseTerminal: func(se *session.Session, id, reason string) { s.life.closeTerminal(se, id, reason) },
 		Dispatcher: &dispatcher.Options{
 			Logger: opts.Logger,
 			Hooks: dispatcher.Hooks{
@@ -330,12 +166,9 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
-	mode, err := lens.ParseMode(opts.MCPLensMode)
+	mode, err := opts.lensMode()
 	if err != nil {
-		return nil, fmt.Errorf("server: --mcp-lens-mode: %w", err)
-	}
-	if opts.MCPMaxTools < 0 {
-		return nil, fmt.Errorf("server: --mcp-max-tools %d: must be positive", opts.MCPMaxTools)
+		return nil, err
 	}
 	policy, err := resolvePolicy(app, opts)
 	if err != nil {
@@ -349,18 +182,18 @@ func New(app App, opts Options) (*Server, error) {
 		Projections:        app.Projections,
 		Logger:             opts.Logger,
 		LensMode:           mode,
-		MaxTools:           opts.MCPMaxTools,
+		MaxTools:           opts.MCP.MaxTools,
 		Metrics:            s.metrics,
 		Policy:             policy,
-		TrustedOrigins:     opts.MCPTrustedOrigins,
-		AllowedHosts:       opts.MCPAllowedHosts,
-		ToolCallsPerSecond: opts.MCPToolCallsPerSecond,
-		ToolCallBurst:      opts.MCPToolCallBurst,
-		MaxClients:         opts.MCPMaxClients,
-		ApprovalTimeout:    opts.MCPApprovalTimeout,
-		ClientIdleTimeout:  opts.MCPClientIdleTimeout,
+		TrustedOrigins:     opts.MCP.TrustedOrigins,
+		AllowedHosts:       opts.MCP.AllowedHosts,
+		ToolCallsPerSecond: opts.MCP.ToolCallsPerSecond,
+		ToolCallBurst:      opts.MCP.ToolCallBurst,
+		MaxClients:         opts.MCP.MaxClients,
+		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
+		ClientIdleTimeout:  opts.MCP.ClientIdleTimeout,
 	}); err != nil {
-		return nil, fmt.Errorf("server: MCP endpoints on %s: %w", opts.HTTPAddr, err)
+		return nil, fmt.Errorf("server: MCP endpoints: %w", err)
 	}
 	s.policy = policy
 	if s.headless, err = s.newHeadless(); err != nil {
@@ -370,9 +203,11 @@ func New(app App, opts Options) (*Server, error) {
 	if s.ssh, err = s.newSSHServer(); err != nil {
 		return nil, err
 	}
+	s.mcpMux = http.NewServeMux()
+	s.mcpMux.Handle("/sessions/", s.bridge)
+	s.mcpMux.Handle("/mcp", s.headless)
 	mux := http.NewServeMux()
-	mux.Handle("/sessions/", s.bridge)
-	mux.Handle("/mcp", s.headless)
+	mux.Handle("/", s.mcpMux)
 	ops := mux
 	if opts.MetricsAddr != "" {
 		ops = http.NewServeMux()
@@ -413,50 +248,71 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // HostKeyFingerprint returns the SHA256 fingerprint of the host key.
 func (s *Server) HostKeyFingerprint() string { return s.hostKey.Fingerprint() }
 
-// Start listens on the SSH and HTTP addresses (and MetricsAddr, when set)
-// and serves in the background.
+// Start listens on Options.SSH.Addr and Options.MCP.Addr (and
+// Options.MetricsAddr, when set) and serves in the background until
+// [Server.Shutdown].
 func (s *Server) Start() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return errors.New("server: already started")
-	}
-	sshLn, err := net.Listen("tcp", s.opts.SSHAddr)
+	sshLn, err := net.Listen("tcp", s.opts.SSH.Addr)
 	if err != nil {
-		return fmt.Errorf("server: ssh listen: %w", err)
+		return s.opts.optionError("Options.SSH.Addr", fmt.Errorf("listen: %w", err))
 	}
-	httpLn, err := net.Listen("tcp", s.opts.HTTPAddr)
+	httpLn, err := net.Listen("tcp", s.opts.MCP.Addr)
 	if err != nil {
 		_ = sshLn.Close()
-		return fmt.Errorf("server: http listen: %w", err)
+		return s.opts.optionError("Options.MCP.Addr", fmt.Errorf("listen: %w", err))
+	}
+	if err := s.StartOn(sshLn, httpLn); err != nil {
+		_ = sshLn.Close()
+		_ = httpLn.Close()
+		return err
+	}
+	return nil
+}
+
+// StartOn serves SSH on sshLn and the HTTP endpoints (MCP, and /metrics and
+// /healthz unless Options.MetricsAddr is set) on httpLn, listeners the
+// caller owns, in the background until [Server.Shutdown] closes them.
+// Either may be nil to serve only the other; serving neither is an error.
+// Options.MetricsAddr, when set, is listened on here.
+func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
+	if sshLn == nil && httpLn == nil {
+		return errors.New("server: StartOn: no listener")
+	}
+	if sshLn != nil && s.keys == nil {
+		if err := s.checkAnonymous(sshLn.Addr().String()); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.draining {
+		return ErrShutdown
+	}
+	if s.started {
+		return ErrStarted
 	}
 	var metricsLn net.Listener
 	if s.metricsHTTP != nil {
+		var err error
 		if metricsLn, err = net.Listen("tcp", s.opts.MetricsAddr); err != nil {
-			_ = sshLn.Close()
-			_ = httpLn.Close()
-			return fmt.Errorf("server: metrics listen (--metrics-addr): %w", err)
+			return s.opts.optionError("Options.MetricsAddr", fmt.Errorf("listen: %w", err))
 		}
 		metricsLn = netutil.LimitListener(metricsLn, s.opts.Limits.MaxHTTPConnections)
 	}
-	// Connections beyond the cap wait in the kernel's backlog until one
-	// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
-	httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
-	httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, func() { s.metrics.MCPRejected("too_many_connections") })
+	if httpLn != nil {
+		// Connections beyond the cap wait in the kernel's backlog until one
+		// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
+		httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
+		httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, func() { s.metrics.MCPRejected("too_many_connections") })
+	}
 	s.sshLn, s.httpLn, s.metricsLn, s.started = sshLn, httpLn, metricsLn, true
-	s.wg.Add(2)
-	go func() {
-		defer s.wg.Done()
-		if err := s.ssh.Serve(sshLn); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
-			s.log.Error("ssh server stopped", "err", err)
-		}
-	}()
-	go func() {
-		defer s.wg.Done()
-		if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("http server stopped", "err", err)
-		}
-	}()
+	if httpLn != nil {
+		s.wg.Go(func() {
+			if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("http server stopped", "err", err)
+			}
+		})
+	}
 	if metricsLn != nil {
 		s.wg.Go(func() {
 			if err := s.metricsHTTP.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -464,19 +320,81 @@ func (s *Server) Start() error {
 			}
 		})
 	}
-	// ssh.Server.Shutdown only closes listeners Serve has registered; wait
-	// until it has, or an early Shutdown would leave Serve accepting. Serve
-	// registers the listener just before marking the server started, which
-	// SetOption reports by refusing.
-	for deadline := time.Now().Add(5 * time.Second); s.ssh.SetOption(func(*ssh.Server) error { return nil }) == nil; {
-		if time.Now().After(deadline) {
-			return errors.New("server: ssh server did not start")
+	if sshLn != nil {
+		s.wg.Go(func() {
+			if err := s.ssh.Serve(sshLn); err != nil && !errors.Is(err, ssh.ErrServerClosed) {
+				s.log.Error("ssh server stopped", "err", err)
+			}
+		})
+		// ssh.Server.Shutdown only closes listeners Serve has registered;
+		// wait until it has, or an early Shutdown would leave Serve
+		// accepting. Serve registers the listener just before marking the
+		// server started, which SetOption reports by refusing.
+		for deadline := time.Now().Add(5 * time.Second); s.ssh.SetOption(func(*ssh.Server) error { return nil }) == nil; {
+			if time.Now().After(deadline) {
+				return errors.New("server: ssh server did not start")
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	s.logPosture()
 	return nil
 }
+
+// ListenAndServe serves on the addresses of the options ([Server.Start])
+// until ctx is done, then drains ([Server.Shutdown]) within
+// Options.DrainTimeout. It returns the error of the start or of the drain.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return s.Shutdown(context.Background())
+}
+
+// Serve is [Server.ListenAndServe] on listeners the caller owns (see
+// [Server.StartOn]; either may be nil).
+func (s *Server) Serve(ctx context.Context, sshLn, httpLn net.Listener) error {
+	if err := s.StartOn(sshLn, httpLn); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return s.Shutdown(context.Background())
+}
+
+// Run is [Server.ListenAndServe].
+func (s *Server) Run(ctx context.Context) error { return s.ListenAndServe(ctx) }
+
+// ListenAndServe serves app with opts until ctx is done, then drains: the
+// whole server in one call. See [New] and [Server.ListenAndServe].
+func ListenAndServe(ctx context.Context, app App, opts Options) error {
+	s, err := New(app, opts)
+	if err != nil {
+		return err
+	}
+	return s.ListenAndServe(ctx)
+}
+
+// Middleware returns the server's SSH side as a wish middleware, for a
+// wish server of your own: each SSH session that reaches it with a PTY
+// and no command (or `join <id> [code]`, `resume <id>`) gets the app,
+// exactly as on the server's own listener. Sessions with another command
+// go on to the next handler. Your server authenticates: the owner is the
+// session's user and, if it proved one, its public key; this server's
+// authorized keys, connection caps and handshake limits apply only on its
+// own listener. Call [Server.Shutdown] to drain the sessions it serves.
+func (s *Server) Middleware() wish.Middleware {
+	return func(next ssh.Handler) ssh.Handler { return s.handle(next, true) }
+}
+
+// Handler returns the MCP endpoints (/sessions/<id>/mcp, /sessions/<id>/sse
+// and, with Options.Headless.APIKeysFile, /mcp) as one http.Handler to
+// mount on a mux of your own, with the same Host, Origin, bearer and
+// policy checks as on the server's own listener. Mount it at the root
+// path, or strip your prefix first. Set Options.MCP.PublicURL to the URL
+// clients reach it at: attach panels and raxol_start show it. /metrics and
+// /healthz are not in it (Options.Metrics.Handler, [Server.HealthHandler]).
+func (s *Server) Handler() http.Handler { return s.mcpMux }
 
 // SSHAddr returns the SSH listener's address (after Start).
 func (s *Server) SSHAddr() string { return s.addr(func() net.Listener { return s.sshLn }) }
@@ -508,7 +426,7 @@ func (s *Server) addr(ln func() net.Listener) string {
 // endpoints; via is the local address of the connection they reached the
 // server on (nil when unknown).
 func (s *Server) publicURL(via net.Addr) string {
-	return baseURL(s.opts.PublicURL, s.HTTPAddr(), via)
+	return baseURL(s.opts.MCP.PublicURL, s.HTTPAddr(), via)
 }
 
 // baseURL is public when set. Otherwise it is the HTTP listener's address,
@@ -536,8 +454,8 @@ func baseURL(public, httpAddr string, via net.Addr) string {
 // describePublicURL says, for the posture line, which base URL humans and
 // agents are shown. Called with s.mu held.
 func (s *Server) describePublicURL() string {
-	if s.opts.PublicURL != "" {
-		return s.opts.PublicURL
+	if s.opts.MCP.PublicURL != "" {
+		return s.opts.MCP.PublicURL
 	}
 	httpAddr := s.httpLn.Addr().String()
 	host, port, err := net.SplitHostPort(httpAddr)
@@ -559,8 +477,8 @@ func (s *Server) describeMetrics() string {
 func (s *Server) logPosture() {
 	auth := "anonymous (any client; loopback only)"
 	if s.keys != nil {
-		auth = fmt.Sprintf("public key (%s, %d keys)", s.opts.AuthorizedKeysFile, s.keys.count())
-	} else if !isLoopback(s.opts.SSHAddr) {
+		auth = fmt.Sprintf("public key (%s, %d keys)", s.opts.SSH.AuthorizedKeysFile, s.keys.count())
+	} else if !isLoopback(s.opts.SSH.Addr) {
 		auth = "anonymous (any client; PUBLIC, --allow-anonymous-public)"
 	}
 	l := s.opts.Limits
@@ -651,16 +569,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Run starts the server, serves until ctx is done, then drains within the
-// drain timeout.
-func (s *Server) Run(ctx context.Context) error {
-	if err := s.Start(); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	return s.Shutdown(context.Background())
-}
-
 func (s *Server) track(p *tea.Program) (untrack func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -687,37 +595,49 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ErrTooManySessions is returned by [Server.StartHeadless] when the owner
-// already has Limits.MaxSessionsPerUser live sessions.
-var ErrTooManySessions = errors.New("too many sessions")
-
 // StartHeadless starts a session of the app with no terminal attached, for
 // agents and tests. It ends when end is called or the server shuts down.
-// Over the owner's cap the error wraps [ErrTooManySessions].
+// Over the owner's cap the error wraps [ErrSessionLimit]; once the server
+// drains, [ErrShutdown].
 func (s *Server) StartHeadless(owner session.Owner) (se *session.Session, end func(), err error) {
+	se, err = s.startSession(owner, ui.Identity{Headless: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
+	}
+	return se, func() { s.sessions.End(se.ID) }, nil
+}
+
+// startSession starts a session of the app for owner: its model is made
+// by the app's constructor with ident, completed with the session id and
+// the owner. Errors wrap ErrShutdown or ErrSessionLimit when they are
+// those.
+func (s *Server) startSession(owner session.Owner, ident ui.Identity) (*session.Session, error) {
 	if s.isDraining() {
-		return nil, nil, errors.New("server: shutting down")
+		return nil, ErrShutdown
 	}
-	model, err := newModel(s.panics, s.app)
-	if err != nil {
-		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
-	}
-	se, ok, err := s.sessions.Start(s.app.Name, owner, model, s.opts.Limits.MaxSessionsPerUser)
-	if err != nil {
-		return nil, nil, fmt.Errorf("server: start headless session: %w", err)
-	}
-	if !ok {
+	ident.User, ident.KeyFingerprint, ident.RemoteAddr = owner.User, owner.KeyFingerprint, owner.RemoteAddr
+	limit := s.opts.Limits.MaxSessionsPerUser
+	se, ok, err := s.sessions.StartFunc(s.app.Name, owner, func(id string) (ui.Model, error) {
+		ident.SessionID = id
+		return newModel(s.panics, s.app, ident)
+	}, limit)
+	switch {
+	case errors.Is(err, session.ErrClosed):
+		return nil, ErrShutdown
+	case err != nil:
+		return nil, err
+	case !ok:
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
-		return nil, nil, fmt.Errorf("server: start headless session for %q (limit %d): %w", owner.User, s.opts.Limits.MaxSessionsPerUser, ErrTooManySessions)
+		return nil, fmt.Errorf("%q has %d live sessions already: %w", owner.User, limit, ErrSessionLimit)
 	}
 	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
-	return se, func() { s.sessions.End(se.ID) }, nil
+	return se, nil
 }
 
 // newModel runs the app's factory, containing a panic (counted and logged
 // with its stack): no session starts, and the server keeps serving.
-func newModel(panics *guard.Reporter, app App) (ui.Model, error) {
-	m, err := guard.Call(panics.Session(""), metrics.HookFactory, "", app.New)
+func newModel(panics *guard.Reporter, app App, ident ui.Identity) (ui.Model, error) {
+	m, err := guard.Call(panics.Session(""), metrics.HookFactory, "", func() ui.Model { return app.New(ident) })
 	if err != nil {
 		return nil, fmt.Errorf("the app's factory: %w", err)
 	}

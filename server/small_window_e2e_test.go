@@ -34,7 +34,7 @@ func TestAttachPanelSmallWindows(t *testing.T) {
 		{name: "long public URL 80x24", public: "https://agents.raxol-ssh.example.com:8443/a/rather/long/proxy/prefix", w: 80, h: 24},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := startServer(t, server.Options{PublicURL: tc.public})
+			srv := startServer(t, server.Options{MCP: server.MCPOptions{PublicURL: tc.public}})
 			c := connect(t, srv.SSHAddr(), clientOpts{w: tc.w, h: tc.h})
 			c.WaitFor(t, "Overview", waitLong)
 			eventually(t, waitShort, func() bool { return srv.Sessions().Count() == 1 }, "no session")

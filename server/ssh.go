@@ -19,6 +19,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 func (s *Server) newSSHServer() (*ssh.Server, error) {
@@ -47,7 +48,7 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			}
 			return nil
 		},
-		wish.WithMiddleware(s.handle),
+		wish.WithMiddleware(func(next ssh.Handler) ssh.Handler { return s.handle(next, false) }),
 	}
 	if s.keys != nil {
 		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
@@ -214,12 +215,18 @@ func (e *ending) get() (outcome, reason string) {
 	return e.outcome, e.reason
 }
 
-// handle is the only SSH middleware: it admits the connection, runs what
-// its command asks (a new session, the picker of detached sessions, join
-// or resume; see lifecycle.go), and logs one line when it ends. It never
-// calls next: there is nothing after it.
-func (s *Server) handle(ssh.Handler) ssh.Handler {
+// handle is the SSH middleware: it admits the connection, runs what its
+// command asks (a new session, the picker of detached sessions, join or
+// resume; see lifecycle.go), and logs one line when it ends. On the
+// server's own listener (passOn false) nothing comes after it and an
+// unknown command is refused; mounted in another wish server (passOn), a
+// session with a command that is not ours goes on to next.
+func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 	return func(sess ssh.Session) {
+		if passOn && !ourCommand(sess.Command()) {
+			next(sess)
+			return
+		}
 		s.wg.Add(1)
 		defer s.wg.Done()
 		c := s.newConn(sess)
@@ -267,6 +274,19 @@ func (s *Server) handle(ssh.Handler) ssh.Handler {
 	}
 }
 
+// ourCommand reports whether an SSH command is one handle serves.
+func ourCommand(cmd []string) bool {
+	switch {
+	case len(cmd) == 0:
+		return true
+	case len(cmd) == 2 && cmd[0] == "resume":
+		return true
+	case (len(cmd) == 2 || len(cmd) == 3) && cmd[0] == "join":
+		return true
+	}
+	return false
+}
+
 // login starts a new session for a plain shell login, after offering the
 // owner's detached sessions, if any.
 func (s *Server) login(c *conn) {
@@ -283,28 +303,20 @@ func (s *Server) login(c *conn) {
 		}
 	}
 	owner := session.Owner{User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
-	model, err := newModel(s.panics, s.app)
-	if err != nil {
-		c.end.set(metrics.OutcomeError, "could not start a session")
-		s.log.Error("session start failed", "err", err)
+	w, h := c.size()
+	se, err := s.startSession(owner, ui.Identity{Term: c.pty.Term, Width: w, Height: h})
+	switch {
+	case errors.Is(err, ErrShutdown):
+		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 		return
-	}
-	se, ok, err := s.sessions.Start(s.app.Name, owner, model, s.opts.Limits.MaxSessionsPerUser)
-	if err != nil {
-		if errors.Is(err, session.ErrClosed) {
-			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
-			return
-		}
-		c.end.set(metrics.OutcomeError, "could not start a session")
-		s.log.Error("session start failed", "err", err)
-		return
-	}
-	if !ok {
-		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
+	case errors.Is(err, ErrSessionLimit):
 		c.end.set(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser))
 		return
+	case err != nil:
+		c.end.set(metrics.OutcomeError, "could not start a session")
+		s.log.Error("session start failed", "err", err)
+		return
 	}
-	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 	ls, ok := s.life.add(se)
 	if !ok {
 		s.sessions.End(se.ID)
@@ -340,13 +352,17 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	if role != tui.RoleOwner {
 		name += " (" + role.String() + ")"
 	}
-	_, detach := se.Attach(session.KindTerminal, name)
+	attID, detach := se.Attach(session.KindTerminal, name)
 	defer detach()
+	s.life.mu.Lock()
+	t.id = attID // closeTerminal reads it under the lock
+	s.life.mu.Unlock()
 
 	environ := append(c.sess.Environ(), "TERM="+c.pty.Term)
 	w, h := c.size()
 	model := tui.New(se, tui.Options{
 		Terminal:     c.user,
+		TerminalID:   attID,
 		BaseURL:      s.publicURL(c.sess.LocalAddr()),
 		Output:       s.metrics.CountingWriter(c.sess),
 		Environ:      environ,
@@ -355,7 +371,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		Height:       h,
 		Primary:      t.startPrimary,
 		Role:         role,
-		PromptArming: s.opts.PromptArming,
+		PromptArming: s.opts.SSH.PromptArming,
 	})
 	defer model.Close() // restore the terminal before any last words
 	tm := &termModel{inner: model, se: se}

@@ -1,9 +1,11 @@
 package session
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -106,6 +108,8 @@ type Session struct {
 	Dispatcher *dispatcher.Dispatcher
 
 	guard     guard.Scope
+	ctx       context.Context // done when the session ends; its cause says why
+	cancel    context.CancelCauseFunc
 	token     atomic.Pointer[string]
 	lastInput atomic.Int64 // unix nanoseconds
 	now       func() time.Time
@@ -122,6 +126,11 @@ type Session struct {
 // a projection or the model is contained to that call, counted and logged
 // once per (session, hook, widget).
 func (s *Session) Guard() guard.Scope { return s.guard }
+
+// Context is done once the session has ended; context.Cause says why (an
+// error matching [ErrEnded], whose message is for the humans: see
+// [EndReason]).
+func (s *Session) Context() context.Context { return s.ctx }
 
 // Token returns the session's current MCP bearer token.
 func (s *Session) Token() string { return *s.token.Load() }
@@ -266,6 +275,7 @@ type Manager struct {
 	idleAfter time.Duration
 	dispOpts  *dispatcher.Options
 	onEnd     func(*Session)
+	onClose   func(s *Session, terminalID, reason string)
 	panics    *guard.Reporter
 	mu        sync.Mutex // protects the following
 	sessions  map[string]*Session
@@ -286,6 +296,11 @@ type Options struct {
 	Panics *guard.Reporter
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnCloseTerminal, if set, is called when a command of the app
+	// returns ui.CloseTerminalMsg while folding input from the terminal
+	// whose attachment id is terminalID (dispatcher.Origin.ID). It must
+	// not block.
+	OnCloseTerminal func(s *Session, terminalID, reason string)
 	// AgentIdleAfter is how long an attached agent may go without acting
 	// before presence shows it idle (Attachment.Idle); default
 	// [DefaultAgentIdleAfter].
@@ -313,6 +328,7 @@ func NewManager(opts *Options) *Manager {
 		idleAfter: o.AgentIdleAfter,
 		dispOpts:  o.Dispatcher,
 		onEnd:     o.OnEnd,
+		onClose:   o.OnCloseTerminal,
 		sessions:  make(map[string]*Session),
 		byOwner:   make(map[string]int),
 	}
@@ -324,6 +340,13 @@ func NewManager(opts *Options) *Manager {
 // then false and no session is created. Every session counts until it
 // ends, one waiting for its owner to resume it included.
 func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int) (s *Session, ok bool, err error) {
+	return m.StartFunc(app, owner, func(string) (ui.Model, error) { return model, nil }, maxPerOwner)
+}
+
+// StartFunc is [Manager.Start] with the model made by newModel, given the
+// new session's id, once the owner's slot is reserved. An error of
+// newModel is returned as it is, and no session starts.
+func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (ui.Model, error), maxPerOwner int) (s *Session, ok bool, err error) {
 	id, err := randomString(18)
 	if err != nil {
 		return nil, false, fmt.Errorf("session id: %w", err)
@@ -345,18 +368,31 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 	now := m.now()
 	m.mu.Unlock()
 
+	model, err := newModel(id)
+	if err == nil && model == nil {
+		err = errors.New("session: nil model")
+	}
+	if err != nil {
+		m.mu.Lock()
+		m.releaseLocked(owner.Key())
+		m.mu.Unlock()
+		return nil, false, err
+	}
+
 	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, idleAfter: m.idleAfter, guard: m.panics.Session(id)}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.token.Store(&tok)
 	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only
 	// then publish the session, so nobody sees one without a dispatcher.
-	s.Dispatcher = dispatcher.New(model, s.dispatcherOptions(m.dispOpts))
+	s.Dispatcher = dispatcher.New(model, s.dispatcherOptions(m.dispOpts, m.quit))
 
 	m.mu.Lock()
 	if m.closed {
 		m.releaseLocked(owner.Key())
 		m.mu.Unlock()
 		s.Dispatcher.Close()
+		s.cancel(ErrClosed)
 		return nil, false, ErrClosed
 	}
 	m.sessions[id] = s
@@ -378,9 +414,16 @@ func (m *Manager) Get(id string) (*Session, bool) {
 	return s, ok
 }
 
-// End removes the session, closes its dispatcher and runs OnEnd. Ending an
-// unknown or already ended session does nothing.
-func (m *Manager) End(id string) {
+// End ends the session with the cause [ErrEnded]; see [Manager.EndCause].
+func (m *Manager) End(id string) { m.EndCause(id, ErrEnded) }
+
+// EndCause removes the session, closes its dispatcher, cancels its context
+// with cause (what its humans are told; nil means ErrEnded) and runs
+// OnEnd. Ending an unknown or already ended session does nothing.
+func (m *Manager) EndCause(id string, cause error) {
+	if cause == nil {
+		cause = ErrEnded
+	}
 	m.mu.Lock()
 	s, ok := m.sessions[id]
 	if ok {
@@ -391,6 +434,7 @@ func (m *Manager) End(id string) {
 	if !ok {
 		return
 	}
+	s.cancel(cause)
 	if s.Dispatcher != nil {
 		s.Dispatcher.Close()
 	}
@@ -433,6 +477,28 @@ func (m *Manager) Close() {
 	}
 }
 
+// quit carries out what an app's command asked for (dispatcher OnQuit):
+// tea.Quit and ui.EndSessionMsg end the session with their reason,
+// ui.CloseTerminalMsg closes the terminal whose input led to it. It runs
+// on the command's goroutine, which the dispatcher's Close waits for, so
+// the session ends on a goroutine of its own.
+func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
+	switch msg := msg.(type) {
+	case tea.QuitMsg:
+		go m.EndCause(s.ID, Ended("the app ended the session"))
+	case ui.EndSessionMsg:
+		reason := safetext.Clean(msg.Reason, maxSummary)
+		if reason == "" {
+			reason = "the app ended the session"
+		}
+		go m.EndCause(s.ID, Ended(reason))
+	case ui.CloseTerminalMsg:
+		if o.Led() == dispatcher.OriginHuman && o.ID != "" && m.onClose != nil {
+			m.onClose(s, o.ID, safetext.Clean(msg.Reason, maxSummary))
+		}
+	}
+}
+
 func randomString(n int) (string, error) {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -444,11 +510,12 @@ func randomString(n int) (string, error) {
 // dispatcherOptions adds the session's own hooks to the manager's
 // dispatcher options: what commands and timers fold goes in the activity
 // log, as what humans and agents do is recorded where they act.
-func (s *Session) dispatcherOptions(base *dispatcher.Options) *dispatcher.Options {
+func (s *Session) dispatcherOptions(base *dispatcher.Options, quit func(*Session, dispatcher.Origin, tea.Msg)) *dispatcher.Options {
 	var o dispatcher.Options
 	if base != nil {
 		o = *base
 	}
+	o.Hooks.OnQuit = func(origin dispatcher.Origin, msg tea.Msg) { quit(s, origin, msg) }
 	onPanic := o.Hooks.OnPanic
 	o.Hooks.OnPanic = func(hook string, value any, stack []byte) {
 		if onPanic != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -28,6 +29,10 @@ type Options struct {
 	// Terminal names this terminal in origins and presence (e.g. the SSH
 	// user). Empty means "terminal".
 	Terminal string
+	// TerminalID tells this terminal from another of the same name (its
+	// session.Attachment id): it is the ID of the origin of its input, by
+	// which ui.CloseTerminal finds it.
+	TerminalID string
 	// BaseURL is the scheme and host of the MCP endpoints shown in the
 	// attach panel, e.g. "http://127.0.0.1:8080".
 	BaseURL string
@@ -201,7 +206,7 @@ func New(sess *session.Session, opts Options) *Model {
 		sess:         sess,
 		sub:          sub,
 		opts:         opts,
-		origin:       dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal},
+		origin:       dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal, ID: opts.TerminalID},
 		done:         make(chan struct{}),
 		snap:         sub.Latest(),
 		profile:      opts.ColorProfile,
@@ -547,9 +552,6 @@ func inFocusScope(tree ui.Node, id string) bool {
 // routeFrom hands ev to widget id, resolved on the dispatcher goroutine
 // against the current tree, and waits until its messages are folded.
 func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
-	if id == "" {
-		return
-	}
 	ctx := context.Background()
 	if m.opts.InputTimeout > 0 {
 		var cancel context.CancelFunc
@@ -560,22 +562,34 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 	// latest snapshot shows it, which is the truth either way.
 	var acted []tea.Msg
 	var seen ui.Node
+	key, isKey := ev.(tea.KeyPressMsg)
+	// A key no widget takes goes to the app itself (global shortcuts).
+	untaken := func() ([]tea.Msg, error) {
+		if isKey {
+			return []tea.Msg{key}, nil
+		}
+		return nil, nil
+	}
 	err := m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
 		seen = tree
 		w, ok := ui.Find(tree, id)
 		if !ok {
-			return nil, nil
+			return untaken()
 		}
 		if _, click := ev.(ui.ClickEvent); !click && !w.Focusable() {
-			return nil, nil
+			return untaken()
 		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		st := m.localLocked(id)
 		followText(w, st)
+		before := *st
 		var msgs []tea.Msg
 		if err := m.sess.Guard().Do(metrics.HookHandleEvent, id, func() { msgs = w.HandleEvent(ev, st) }); err != nil {
 			return nil, fmt.Errorf("widget %q: %w", id, err) // nothing folds
+		}
+		if len(msgs) == 0 && sameLocal(before, *st) {
+			return untaken() // the widget did nothing with it
 		}
 		rememberText(st, msgs)
 		acted = msgs
@@ -593,6 +607,13 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		m.record(id, seen, acted, origin.String(), origin.Kind == dispatcher.OriginAgent, outcome)
 	}
 	m.refresh()
+}
+
+// sameLocal reports whether a widget's local state is as it was: a key
+// that changed nothing there and sent no message was not taken.
+func sameLocal(a, b ui.LocalState) bool {
+	return a.Cursor == b.Cursor && a.Row == b.Row && a.Col == b.Col && a.Offset == b.Offset &&
+		reflect.DeepEqual(a.Data, b.Data)
 }
 
 func (m *Model) refresh() {

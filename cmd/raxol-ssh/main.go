@@ -22,13 +22,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 func main() {
@@ -85,43 +85,53 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	var logLevel string
 	fs := flag.NewFlagSet("raxol-ssh", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.SSHAddr, "ssh-addr", "127.0.0.1:2222", "SSH listen address")
-	fs.StringVar(&o.HTTPAddr, "http-addr", "127.0.0.1:8080", "HTTP listen address (MCP, and /metrics, /healthz unless --metrics-addr is set)")
-	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "listen address of /metrics and /healthz on their own (e.g. 127.0.0.1:9100); when set they answer 404 on --http-addr, so the MCP port exposes no metrics (default: served on --http-addr)")
-	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the host key (default: the user config dir + /raxol-ssh)")
-	fs.StringVar(&o.Env, "env", server.EnvDev, "environment: dev or prod (prod requires --authorized-keys)")
-	fs.StringVar(&o.AuthorizedKeysFile, "authorized-keys", "", "authorized_keys file of the keys allowed to log in")
-	fs.BoolVar(&o.AllowAnonymousPublic, "allow-anonymous-public", false, "let a dev server without --authorized-keys listen on a non-loopback address")
-	fs.StringVar(&o.PublicURL, "public-url", "", "base URL of the HTTP listener as clients reach it (default http://<http-addr>)")
-	fs.IntVar(&o.Limits.MaxConnections, "max-connections", 1000, "maximum concurrent SSH connections")
-	fs.IntVar(&o.Limits.MaxPerIP, "max-per-ip", 20, "maximum concurrent SSH connections from one address")
-	fs.IntVar(&o.Limits.MaxSessionsPerUser, "max-sessions-per-user", 10, "maximum live sessions of one SSH key under any user name, detached ones included (of one user name for a keyless dev login); also per /mcp API key")
-	fs.IntVar(&o.Limits.MaxHTTPConnections, "max-http-connections", 4096, "maximum HTTP connections served at once (agents, /metrics); more wait to be accepted")
-	fs.IntVar(&o.Limits.MaxHTTPPerIP, "max-http-per-ip", 256, "maximum HTTP connections open from one address; more are answered 429")
-	fs.IntVar(&o.Limits.MaxChannelsPerConnection, "max-channels-per-connection", 10, "maximum SSH session channels open at once on one connection")
-	fs.DurationVar(&o.Limits.HandshakeTimeout, "handshake-timeout", 10e9, "time allowed for the SSH handshake and authentication")
-	fs.DurationVar(&o.Limits.IdleTimeout, "idle-timeout", 30*60e9, "end a session after this long without input")
-	fs.DurationVar(&o.Limits.MaxSessionDuration, "max-session-duration", 12*3600e9, "end any session after this long")
-	fs.IntVar(&o.Limits.MaxAuthFailures, "max-auth-failures", 10, "failed SSH logins (a bad key signature included, a key query not) one address may make per --auth-failure-window before its SSH connections are refused; wrong /mcp API keys have a budget of their own of the same size, and a right key is never refused")
-	fs.DurationVar(&o.Limits.AuthFailureWindow, "auth-failure-window", 5*60e9, "window of --max-auth-failures")
-	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 10e9, "how long a shutdown waits for sessions to end")
-	fs.DurationVar(&o.ResumeGrace, "resume-grace", server.DefaultResumeGrace, "how long a session lives on after its owner's connection drops, for 'ssh -t resume <id>' (0 ends it at once)")
-	fs.StringVar(&o.MCPLensMode, "mcp-lens-mode", "focused", "focus lens mode for MCP tool lists: focused, hover or all")
-	fs.IntVar(&o.MCPMaxTools, "mcp-max-tools", 15, "how many tools the focus lens advertises to agents")
 	var allowedTools, allowedReads, trustedOrigins, allowedHosts listFlag
-	fs.Var(&allowedTools, "mcp-allowed-tools", "comma-separated tool names and globs agents may call (e.g. 'demo.*.get_*,raxol_screenshot'); replaces the app's policy")
-	fs.Var(&allowedReads, "mcp-allowed-read-methods", "comma-separated MCP read methods agents may use (e.g. 'tools/list,resources/list,resources/read')")
-	fs.StringVar(&o.MCPPolicyFile, "mcp-policy", "", "JSON policy file: ordered allow/ask/deny rules for tools, and read methods")
-	fs.Var(&trustedOrigins, "mcp-trusted-origins", "comma-separated origins (scheme://host[:port]) allowed to call the MCP endpoints besides the server's own")
-	fs.Var(&allowedHosts, "mcp-allowed-hosts", "comma-separated Host values accepted on a loopback HTTP listener (behind a reverse proxy)")
-	fs.Float64Var(&o.MCPToolCallsPerSecond, "mcp-tool-calls-per-second", 20, "tool calls one agent may make per second (a burst of twice that)")
-	fs.IntVar(&o.MCPMaxClients, "mcp-max-clients", 8, "agents that may attach to one session (at the cap, the least recently active one with no stream open and nothing in flight makes room)")
-	fs.DurationVar(&o.MCPClientIdleTimeout, "mcp-client-idle-timeout", 30*60e9, "close an agent's MCP client session after this long without a request from it")
+	// Each flag sets one option field; fields (the Go paths errors name)
+	// maps them back, so that errors and the posture line name the flags.
+	fields := map[string]string{}
+	field := func(path, name string) string { fields[path] = "--" + name; return name }
+	fs.StringVar(&o.SSH.Addr, field("Options.SSH.Addr", "ssh-addr"), server.DefaultSSHAddr, "SSH listen address")
+	fs.StringVar(&o.MCP.Addr, field("Options.MCP.Addr", "http-addr"), server.DefaultHTTPAddr, "HTTP listen address (MCP, and /metrics, /healthz unless --metrics-addr is set)")
+	fs.StringVar(&o.MetricsAddr, field("Options.MetricsAddr", "metrics-addr"), "", "listen address of /metrics and /healthz on their own (e.g. 127.0.0.1:9100); when set they answer 404 on --http-addr, so the MCP port exposes no metrics (default: served on --http-addr)")
+	fs.StringVar(&o.DataDir, field("Options.DataDir", "data-dir"), "", "directory for the host key (default: the user config dir + /"+server.DefaultDataDirName+")")
+	fs.StringVar(&o.Env, field("Options.Env", "env"), server.DefaultEnv, "environment: dev or prod (prod requires --authorized-keys)")
+	fs.StringVar(&o.SSH.AuthorizedKeysFile, field("Options.SSH.AuthorizedKeysFile", "authorized-keys"), "", "authorized_keys file of the keys allowed to log in")
+	fs.BoolVar(&o.SSH.AllowAnonymousPublic, field("Options.SSH.AllowAnonymousPublic", "allow-anonymous-public"), false, "let a dev server without --authorized-keys listen on a non-loopback address")
+	fs.StringVar(&o.MCP.PublicURL, field("Options.MCP.PublicURL", "public-url"), "", "base URL of the HTTP listener as clients reach it (default http://<http-addr>)")
+	fs.IntVar(&o.Limits.MaxConnections, field("Options.Limits.MaxConnections", "max-connections"), server.DefaultMaxConnections, "maximum concurrent SSH connections")
+	fs.IntVar(&o.Limits.MaxPerIP, field("Options.Limits.MaxPerIP", "max-per-ip"), server.DefaultMaxPerIP, "maximum concurrent SSH connections from one address")
+	fs.IntVar(&o.Limits.MaxSessionsPerUser, field("Options.Limits.MaxSessionsPerUser", "max-sessions-per-user"), server.DefaultMaxSessionsPerUser, "maximum live sessions of one SSH key under any user name, detached ones included (of one user name for a keyless dev login); also per /mcp API key")
+	fs.IntVar(&o.Limits.MaxHTTPConnections, field("Options.Limits.MaxHTTPConnections", "max-http-connections"), server.DefaultMaxHTTPConnections, "maximum HTTP connections served at once (agents, /metrics); more wait to be accepted")
+	fs.IntVar(&o.Limits.MaxHTTPPerIP, field("Options.Limits.MaxHTTPPerIP", "max-http-per-ip"), server.DefaultMaxHTTPPerIP, "maximum HTTP connections open from one address; more are answered 429")
+	fs.IntVar(&o.Limits.MaxChannelsPerConnection, field("Options.Limits.MaxChannelsPerConnection", "max-channels-per-connection"), server.DefaultMaxChannelsPerConnection, "maximum SSH session channels open at once on one connection")
+	fs.DurationVar(&o.Limits.HandshakeTimeout, field("Options.Limits.HandshakeTimeout", "handshake-timeout"), server.DefaultHandshakeTimeout, "time allowed for the SSH handshake and authentication")
+	fs.DurationVar(&o.Limits.IdleTimeout, field("Options.Limits.IdleTimeout", "idle-timeout"), server.DefaultIdleTimeout, "end a session after this long without input")
+	fs.DurationVar(&o.Limits.MaxSessionDuration, field("Options.Limits.MaxSessionDuration", "max-session-duration"), server.DefaultMaxSessionDuration, "end any session after this long")
+	fs.IntVar(&o.Limits.MaxAuthFailures, field("Options.Limits.MaxAuthFailures", "max-auth-failures"), server.DefaultMaxAuthFailures, "failed SSH logins (a bad key signature included, a key query not) one address may make per --auth-failure-window before its SSH connections are refused; wrong /mcp API keys have a budget of their own of the same size, and a right key is never refused")
+	fs.DurationVar(&o.Limits.AuthFailureWindow, field("Options.Limits.AuthFailureWindow", "auth-failure-window"), server.DefaultAuthFailureWindow, "window of --max-auth-failures")
+	fs.DurationVar(&o.DrainTimeout, field("Options.DrainTimeout", "drain-timeout"), server.DefaultDrainTimeout, "how long a shutdown waits for sessions to end")
+	fs.DurationVar(&o.SSH.ResumeGrace, field("Options.SSH.ResumeGrace", "resume-grace"), server.DefaultResumeGrace, "how long a session lives on after its owner's connection drops, for 'ssh -t resume <id>' (0 ends it at once)")
+	fs.StringVar(&o.MCP.LensMode, field("Options.MCP.LensMode", "mcp-lens-mode"), server.DefaultLensMode, "focus lens mode for MCP tool lists: focused, hover or all")
+	fs.IntVar(&o.MCP.MaxTools, field("Options.MCP.MaxTools", "mcp-max-tools"), server.DefaultMaxTools, "how many tools the focus lens advertises to agents")
+	fs.Var(&allowedTools, field("Options.MCP.AllowedTools", "mcp-allowed-tools"), "comma-separated tool names and globs agents may call (e.g. 'demo.*.get_*,raxol_screenshot'); replaces the app's policy")
+	fs.Var(&allowedReads, field("Options.MCP.AllowedReads", "mcp-allowed-read-methods"), "comma-separated MCP read methods agents may use (e.g. 'tools/list,resources/list,resources/read')")
+	fs.StringVar(&o.MCP.PolicyFile, field("Options.MCP.PolicyFile", "mcp-policy"), "", "JSON policy file: ordered allow/ask/deny rules for tools, and read methods")
+	fs.Var(&trustedOrigins, field("Options.MCP.TrustedOrigins", "mcp-trusted-origins"), "comma-separated origins (scheme://host[:port]) allowed to call the MCP endpoints besides the server's own")
+	fs.Var(&allowedHosts, field("Options.MCP.AllowedHosts", "mcp-allowed-hosts"), "comma-separated Host values accepted on a loopback HTTP listener (behind a reverse proxy)")
+	fs.Float64Var(&o.MCP.ToolCallsPerSecond, field("Options.MCP.ToolCallsPerSecond", "mcp-tool-calls-per-second"), server.DefaultToolCallsPerSecond, "tool calls one agent may make per second (a burst of twice that)")
+	fs.IntVar(&o.MCP.MaxClients, field("Options.MCP.MaxClients", "mcp-max-clients"), server.DefaultMCPMaxClients, "agents that may attach to one session (at the cap, the least recently active one with no stream open and nothing in flight makes room)")
+	fs.DurationVar(&o.MCP.ClientIdleTimeout, field("Options.MCP.ClientIdleTimeout", "mcp-client-idle-timeout"), server.DefaultClientIdleTimeout, "close an agent's MCP client session after this long without a request from it")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&o.APIKeysFile, "api-keys", "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
-	fs.DurationVar(&o.HeadlessIdleTimeout, "headless-idle-timeout", 30*60e9, "end a session started by raxol_start after this long with nobody attached and no change")
-	fs.IntVar(&o.HeadlessMaxClients, "headless-max-clients", 64, "MCP clients attached to /mcp at once")
+	fs.StringVar(&o.Headless.APIKeysFile, field("Options.Headless.APIKeysFile", "api-keys"), "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
+	fs.DurationVar(&o.Headless.IdleTimeout, field("Options.Headless.IdleTimeout", "headless-idle-timeout"), server.DefaultHeadlessIdleTimeout, "end a session started by raxol_start after this long with nobody attached and no change")
+	fs.IntVar(&o.Headless.MaxClients, field("Options.Headless.MaxClients", "headless-max-clients"), server.DefaultHeadlessMaxClients, "MCP clients attached to /mcp at once")
+	o.Setting = func(path string) string {
+		if f, ok := fields[path]; ok {
+			return f
+		}
+		return path
+	}
 	for _, f := range extra {
 		f(fs)
 	}
@@ -148,14 +158,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	if err := errors.Join(errs...); err != nil {
 		return o, lc, err
 	}
-	if o.APIKeysFile == "" {
-		o.APIKeysFile = getenv("RAXOL_API_KEYS_FILE")
+	if o.Headless.APIKeysFile == "" {
+		o.Headless.APIKeysFile = getenv("RAXOL_API_KEYS_FILE")
 	}
-	o.MCPToolCallBurst = int(2 * o.MCPToolCallsPerSecond)
-	o.MCPAllowedTools = allowedTools.list()
-	o.MCPAllowedReads = allowedReads.list()
-	o.MCPTrustedOrigins = trustedOrigins.list()
-	o.MCPAllowedHosts = allowedHosts.list()
+	o.MCP.ToolCallBurst = int(2 * o.MCP.ToolCallsPerSecond)
+	o.MCP.AllowedTools = allowedTools.list()
+	o.MCP.AllowedReads = allowedReads.list()
+	o.MCP.TrustedOrigins = trustedOrigins.list()
+	o.MCP.AllowedHosts = allowedHosts.list()
 	if err := lc.level.UnmarshalText([]byte(logLevel)); err != nil {
 		return o, lc, fmt.Errorf("--log-level: %w", err)
 	}
@@ -163,11 +173,14 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 		return o, lc, fmt.Errorf("--log-format %q: want text or json", lc.format)
 	}
 	if o.DataDir == "" {
-		dir, err := os.UserConfigDir()
+		dir, err := server.DefaultDataDir()
 		if err != nil {
-			return o, lc, fmt.Errorf("no --data-dir given and no user config dir: %w", err)
+			return o, lc, fmt.Errorf("--data-dir not given: %w", err)
 		}
-		o.DataDir = filepath.Join(dir, "raxol-ssh")
+		o.DataDir = dir
+	}
+	if o.SSH.ResumeGrace == 0 {
+		o.SSH.ResumeGrace = -1 // --resume-grace 0: a dropped owner's session ends at once
 	}
 	return o, lc, nil
 }
@@ -197,7 +210,7 @@ func (l *listFlag) list() []string {
 func demoApp() server.App {
 	return server.App{
 		Name:        demo.Name,
-		New:         demo.New,
+		New:         func(ui.Identity) ui.Model { return demo.New() },
 		Projections: demo.Projections(),
 		ToolPolicy:  demo.ToolPolicy(),
 		ReadPolicy:  demo.ReadPolicy(),

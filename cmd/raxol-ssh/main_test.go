@@ -32,9 +32,9 @@ func TestFlagsAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.SSHAddr != "127.0.0.1:2300" || o.HTTPAddr != "127.0.0.1:9100" || o.MetricsAddr != "127.0.0.1:9200" || o.Limits.MaxPerIP != 3 ||
-		o.Env != server.EnvProd || o.AuthorizedKeysFile != "/keys" || o.DataDir != "/data" ||
-		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" || o.MCPClientIdleTimeout != 45*time.Minute {
+	if o.SSH.Addr != "127.0.0.1:2300" || o.MCP.Addr != "127.0.0.1:9100" || o.MetricsAddr != "127.0.0.1:9200" || o.Limits.MaxPerIP != 3 ||
+		o.Env != server.EnvProd || o.SSH.AuthorizedKeysFile != "/keys" || o.DataDir != "/data" ||
+		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" || o.MCP.ClientIdleTimeout != 45*time.Minute {
 		t.Fatalf("options %+v, log %+v", o, lc)
 	}
 }
@@ -45,8 +45,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.SSHAddr != "127.0.0.1:2222" || o.HTTPAddr != "127.0.0.1:8080" || o.MetricsAddr != "" || o.Env != server.EnvDev ||
-		o.MCPClientIdleTimeout != 30*time.Minute {
+	if o.SSH.Addr != "127.0.0.1:2222" || o.MCP.Addr != "127.0.0.1:8080" || o.MetricsAddr != "" || o.Env != server.EnvDev ||
+		o.MCP.ClientIdleTimeout != 30*time.Minute {
 		t.Fatalf("defaults %+v", o)
 	}
 	if filepath.Base(o.DataDir) != "raxol-ssh" || !filepath.IsAbs(o.DataDir) {

@@ -250,11 +250,11 @@ func TestMCPSubcommandBadInput(t *testing.T) {
 
 func TestAPIKeysFlags(t *testing.T) {
 	o, _, err := parse([]string{"--data-dir", "/d"}, env(map[string]string{"RAXOL_API_KEYS_FILE": "/keys"}), &bytes.Buffer{})
-	if err != nil || o.APIKeysFile != "/keys" || o.HeadlessIdleTimeout != 30*time.Minute {
+	if err != nil || o.Headless.APIKeysFile != "/keys" || o.Headless.IdleTimeout != 30*time.Minute {
 		t.Fatalf("%+v %v", o, err)
 	}
 	o, _, err = parse([]string{"--data-dir", "/d", "--api-keys", "/flag", "--headless-idle-timeout", "5m"}, env(map[string]string{"RAXOL_API_KEYS_FILE": "/keys"}), &bytes.Buffer{})
-	if err != nil || o.APIKeysFile != "/flag" || o.HeadlessIdleTimeout != 5*time.Minute {
+	if err != nil || o.Headless.APIKeysFile != "/flag" || o.Headless.IdleTimeout != 5*time.Minute {
 		t.Fatalf("%+v %v", o, err)
 	}
 }

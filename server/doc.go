@@ -1,15 +1,59 @@
-// Package server is the composition root as a library: it serves any app
-// over SSH, one session per terminal, with metrics and health over HTTP.
+// Package server serves an app over SSH, one live session per login, with
+// each session's MCP endpoints for agents, metrics and health over HTTP.
+// It is the library; cmd/raxol-ssh is one program built on it.
 //
-// What flows in: an [App] (a name and a constructor of fresh models) and
-// [Options] (addresses, data directory, environment, authentication and
-// limits). What flows out: listening SSH and HTTP servers, a posture log
-// line at start and one line per finished connection, Prometheus metrics,
-// and an orderly drain on [Server.Shutdown].
+// What flows in: an [App] (a name, a constructor of fresh models given the
+// session's [ui.Identity], optional projections and policies) and
+// [Options], nested by concern (SSH, MCP, Headless, Limits) with every
+// zero value documented and every default an exported constant. What
+// flows out: SSH and HTTP served on the options' addresses
+// ([Server.ListenAndServe]), on listeners the caller owns ([Server.Serve],
+// [Server.StartOn]), or mounted into the caller's own servers
+// ([Server.Middleware] for wish, [Server.Handler] for an http mux); a
+// posture log line at start and one line per finished connection;
+// Prometheus metrics; and an orderly drain on [Server.Shutdown]. Errors
+// about options are [*OptionError]s naming the Go field to set; callers
+// branch on [ErrShutdown], [ErrSessionLimit] and [ErrStarted].
 //
-// An app author's own main serves an app in a few lines:
+// An app in a few lines, served with one call:
 //
-//	srv, err := server.New(server.App{Name: "hello", New: newModel}, server.Options{DataDir: dir})
-//	if err != nil { ... }
-//	err = srv.Run(ctx) // until ctx is done, then drains
+//	type counter struct{ who string; n int }
+//
+//	func (c counter) Init() tea.Cmd { return nil }
+//	func (c counter) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+//		switch msg := msg.(type) {
+//		case increment:
+//			c.n++
+//		case tea.KeyPressMsg: // a key no widget took
+//			if msg.String() == "q" {
+//				return c, tea.Quit // ends the session
+//			}
+//		}
+//		return c, nil
+//	}
+//	func (c counter) View() ui.Node {
+//		return ui.Column{Items: []ui.Node{
+//			ui.Text{Text: fmt.Sprintf("%s's count: %d", c.who, c.n)},
+//			ui.Button{ID: "inc", Label: "+1", OnClick: increment{}},
+//		}}
+//	}
+//
+//	func main() {
+//		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//		defer stop()
+//		tools, _ := authz.Allowlist([]string{"counter.*.*", "raxol_screenshot"})
+//		err := server.ListenAndServe(ctx, server.App{
+//			Name:       "counter",
+//			New:        func(id ui.Identity) ui.Model { return counter{who: id.User} },
+//			ToolPolicy: tools,             // what agents may call
+//			ReadPolicy: authz.AllowAll(), // what agents may read
+//		}, server.Options{})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// Humans log in with `ssh -p 2222 localhost`; ctrl+o shows the session's
+// MCP URL and token for an agent. The package example runs this app
+// (with free ports) and takes a human's and an agent's turn.
 package server

@@ -280,7 +280,7 @@ func (h *headless) clientCount() int { return mcpbridge.InitializedSessions(h.se
 
 func (h *headless) posture() string {
 	if h.handler == nil {
-		return "off (no --api-keys)"
+		return "off (no " + h.s.opts.setting("Options.Headless.APIKeysFile") + ")"
 	}
 	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.idle)
 }

@@ -362,7 +362,7 @@ func TestHeadlessEndpointNeedsAnAPIKey(t *testing.T) {
 	mu.Lock()
 	posture := logs.String()
 	mu.Unlock()
-	if !strings.Contains(posture, `headless_mcp="off (no --api-keys)"`) {
+	if !strings.Contains(posture, `headless_mcp="off (no Options.Headless.APIKeysFile)"`) {
 		t.Errorf("posture line does not say /mcp is off: %s", posture)
 	}
 }

@@ -426,7 +426,13 @@ func (s *Server) addr(ln func() net.Listener) string {
 // endpoints; via is the local address of the connection they reached the
 // server on (nil when unknown).
 func (s *Server) publicURL(via net.Addr) string {
-	return baseURL(s.opts.MCP.PublicURL, s.HTTPAddr(), via)
+	httpAddr := s.HTTPAddr()
+	if httpAddr == "" && s.opts.MCP.PublicURL == "" {
+		// Mounted on a mux of the embedder's without Options.MCP.PublicURL:
+		// the best guess is this host.
+		return "http://localhost"
+	}
+	return baseURL(s.opts.MCP.PublicURL, httpAddr, via)
 }
 
 // baseURL is public when set. Otherwise it is the HTTP listener's address,
@@ -457,12 +463,23 @@ func (s *Server) describePublicURL() string {
 	if s.opts.MCP.PublicURL != "" {
 		return s.opts.MCP.PublicURL
 	}
+	if s.httpLn == nil {
+		return "http://localhost (the MCP endpoints are mounted elsewhere; set " + s.opts.setting("Options.MCP.PublicURL") + ")"
+	}
 	httpAddr := s.httpLn.Addr().String()
 	host, port, err := net.SplitHostPort(httpAddr)
 	if ip := net.ParseIP(host); err == nil && (host == "" || (ip != nil && ip.IsUnspecified())) {
-		return "http://<the address each SSH client reached>:" + port + " (HTTP on every interface; set --public-url behind NAT, a proxy or a container's port mapping)"
+		return "http://<the address each SSH client reached>:" + port + " (HTTP on every interface; set " + s.opts.setting("Options.MCP.PublicURL") + " behind NAT, a proxy or a container's port mapping)"
 	}
 	return baseURL("", httpAddr, nil)
+}
+
+// listening is ln's address for the posture line.
+func listening(ln net.Listener) string {
+	if ln == nil {
+		return "none (not given one)"
+	}
+	return ln.Addr().String()
 }
 
 // describeMetrics says, for the posture line, where /metrics and /healthz
@@ -476,17 +493,20 @@ func (s *Server) describeMetrics() string {
 
 func (s *Server) logPosture() {
 	auth := "anonymous (any client; loopback only)"
-	if s.keys != nil {
+	switch {
+	case s.sshLn == nil:
+		auth = "none (no SSH listener of its own)"
+	case s.keys != nil:
 		auth = fmt.Sprintf("public key (%s, %d keys)", s.opts.SSH.AuthorizedKeysFile, s.keys.count())
-	} else if !isLoopback(s.opts.SSH.Addr) {
-		auth = "anonymous (any client; PUBLIC, --allow-anonymous-public)"
+	case !isLoopback(s.sshLn.Addr().String()):
+		auth = "anonymous (any client; PUBLIC, " + s.opts.setting("Options.SSH.AllowAnonymousPublic") + ")"
 	}
 	l := s.opts.Limits
 	s.log.Info("raxol-ssh serving",
 		"app", s.app.Name,
 		"env", s.opts.Env,
-		"ssh", s.sshLn.Addr().String(),
-		"http", s.httpLn.Addr().String(),
+		"ssh", listening(s.sshLn),
+		"http", listening(s.httpLn),
 		"metrics", s.describeMetrics(),
 		"auth", auth,
 		"max_connections", l.MaxConnections,

@@ -1,11 +1,10 @@
 package ui
 
 import (
-	"strings"
-	"unicode"
+	"errors"
+	"reflect"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // Button is a push button drawn as "[ Label ]". Enter, Space or a click
@@ -27,7 +26,10 @@ type Button struct {
 	Exclude bool
 }
 
-var _ Widget = Button{}
+var (
+	_ Widget       = Button{}
+	_ ToolProvider = Button{}
+)
 
 // Children returns nil: a button has no children.
 func (Button) Children() []Node { return nil }
@@ -78,121 +80,50 @@ func (b Button) Render(rc RenderContext) string {
 	}
 }
 
-// The helpers below are shared by the input widgets (Button, TextInput,
-// TextArea, PasswordField, Checkbox, SelectList, Tabs and Menu).
+// ---- MCP tools ----
 
-// isActivate reports whether ev presses a control: Enter, Space or a click.
-func isActivate(ev Event) bool {
-	switch ev := ev.(type) {
-	case tea.KeyPressMsg:
-		s := ev.String()
-		return s == "enter" || s == "space"
-	case ClickEvent:
-		return true
+// Tools returns click, annotated destructiveHint when Destructive is set;
+// none while disabled.
+func (b Button) Tools() []ToolSpec {
+	if b.Disabled {
+		return nil
 	}
-	return false
+	t := tool("click", "Press this button, exactly as a person would by clicking it or pressing Enter on it. Takes no arguments.", nil)
+	if b.Destructive {
+		t.Annotations = map[string]any{"destructiveHint": true}
+	}
+	return []ToolSpec{t}
 }
 
-// keyName returns the String form of a key press, or "" for other events.
-func keyName(ev Event) string {
-	if k, ok := ev.(tea.KeyPressMsg); ok {
-		return k.String()
+// CallTool runs click, sending OnClick like Enter does. It fails when
+// OnClick is nil or a function (such as a tea.Cmd), which is not a message
+// an app's Update could receive.
+func (b Button) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	if action != "click" {
+		return nil, nil, errUnknownAction(action)
 	}
-	return ""
+	if b.Disabled {
+		return nil, nil, errors.New("this button is disabled")
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, nil, err
+	}
+	if b.OnClick == nil {
+		return nil, nil, errors.New("this button has no action: pressing it does nothing")
+	}
+	if reflect.ValueOf(b.OnClick).Kind() == reflect.Func {
+		return nil, nil, errors.New("this button's action cannot be triggered as a message")
+	}
+	return okResult(), []tea.Msg{b.OnClick}, nil
 }
 
-// controlStyle returns the style of a widget's main part: Disabled,
-// Focused or Normal.
-func controlStyle(rc RenderContext, disabled bool) lipgloss.Style {
-	switch {
-	case disabled:
-		return rc.Theme.Disabled
-	case rc.Focused:
-		return rc.Theme.Focused
-	default:
-		return rc.Theme.Normal
+// State returns type, id, label, disabled and destructive.
+func (b Button) State() any {
+	return map[string]any{
+		"type":        "button",
+		"id":          b.ID,
+		"label":       b.Label,
+		"disabled":    b.Disabled,
+		"destructive": b.Destructive,
 	}
-}
-
-// clipWidth cuts every line of the styled string s to at most w cells, a
-// last guard against grapheme clusters that are wider than their runes.
-func clipWidth(s string, w int) string {
-	w = max(w, 1)
-	if lipgloss.Width(s) <= w {
-		return s
-	}
-	return lipgloss.NewStyle().MaxWidth(w).Render(s)
-}
-
-// cleanLine makes app text safe to draw on one line: line breaks and tabs
-// become spaces and other control characters (which could smuggle
-// terminal escape sequences) become U+FFFD.
-func cleanLine(s string) string {
-	clean := true
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	return strings.Map(shownRune, s)
-}
-
-// shownRune returns the rune drawn for r: whitespace controls become a
-// space, other control characters U+FFFD.
-func shownRune(r rune) rune {
-	switch {
-	case r == '\t' || r == '\n' || r == '\r':
-		return ' '
-	case unicode.IsControl(r):
-		return '\uFFFD'
-	default:
-		return r
-	}
-}
-
-// runeCells returns the number of terminal cells r takes when drawn;
-// control characters count as the one cell of what [shownRune] draws.
-func runeCells(r rune) int {
-	if r < 0x7f && r >= 0x20 || unicode.IsControl(r) {
-		return 1
-	}
-	return lipgloss.Width(string(r))
-}
-
-// fitLine makes the app text s safe to draw on one line (see cleanLine)
-// and truncates it to w cells like Truncate, without measuring more of a
-// long s than it needs.
-func fitLine(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	if len(s) > 4*w+16 {
-		s = cutCells(s, 2*w+8)
-	}
-	return Truncate(cleanLine(s), w)
-}
-
-// cutCells returns the longest prefix of the plain string s that fits in
-// n cells.
-func cutCells(s string, n int) string {
-	used := 0
-	for i, r := range s {
-		used += runeCells(r)
-		if used > n {
-			return s[:i]
-		}
-	}
-	return s
-}
-
-// padCells pads the styled string s with spaces to w cells.
-func padCells(s string, w int) string {
-	if n := w - lipgloss.Width(s); n > 0 {
-		return s + strings.Repeat(" ", n)
-	}
-	return s
 }

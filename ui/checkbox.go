@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -20,7 +22,10 @@ type Checkbox struct {
 	Exclude bool
 }
 
-var _ Widget = Checkbox{}
+var (
+	_ Widget       = Checkbox{}
+	_ ToolProvider = Checkbox{}
+)
 
 // Children returns nil: a checkbox has no children.
 func (Checkbox) Children() []Node { return nil }
@@ -59,4 +64,46 @@ func (c Checkbox) Render(rc RenderContext) string {
 		boxStyle, labelStyle = rc.Theme.Highlight, rc.Theme.Focused
 	}
 	return clipWidth(boxStyle.Render(box)+styled(labelStyle, label), w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns toggle and get_checked; none while disabled.
+func (c Checkbox) Tools() []ToolSpec {
+	if c.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("toggle", "Flip this checkbox: check it when it is unchecked, uncheck it when it is checked. Call get_checked first if you need a particular state.", nil),
+		readTool("get_checked", "Return whether this checkbox is currently checked.", nil),
+	}
+}
+
+// CallTool runs toggle (sending [CheckboxToggled] with the opposite of
+// Checked, as Enter does) or get_checked.
+func (c Checkbox) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	if action != "toggle" && action != "get_checked" {
+		return nil, nil, errUnknownAction(action)
+	}
+	if c.Disabled {
+		return nil, nil, errors.New("this checkbox is disabled")
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, nil, err
+	}
+	if action == "get_checked" {
+		return map[string]any{"checked": c.Checked}, nil, nil
+	}
+	return map[string]any{"ok": true, "checked": !c.Checked}, []tea.Msg{CheckboxToggled{ID: c.ID, Checked: !c.Checked}}, nil
+}
+
+// State returns type, id, label, checked and disabled.
+func (c Checkbox) State() any {
+	return map[string]any{
+		"type":     "checkbox",
+		"id":       c.ID,
+		"label":    c.Label,
+		"checked":  c.Checked,
+		"disabled": c.Disabled,
+	}
 }

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -39,7 +41,10 @@ type Menu struct {
 	Exclude bool
 }
 
-var _ Widget = Menu{}
+var (
+	_ Widget       = Menu{}
+	_ ToolProvider = Menu{}
+)
 
 // Children returns nil: menu items are not nodes of the tree.
 func (Menu) Children() []Node { return nil }
@@ -171,4 +176,88 @@ func (m Menu) Render(rc RenderContext) string {
 		out = append(out, styled(st, text))
 	}
 	return clipWidth(strings.Join(out, "\n"), w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns select and get_items; none while disabled.
+func (m Menu) Tools() []ToolSpec {
+	if m.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("select", "Choose the menu item with the given item id, as a person choosing it would. Call get_items to see the item ids; disabled items cannot be chosen.",
+			map[string]any{argItemID: Prop("string", "The id of the menu item to choose, as returned by get_items.")}, argItemID),
+		readTool("get_items", "Return every item of this menu, nested items included, in display order, each with its id, label, nesting depth (0 for a top-level item) and whether it is disabled.", nil),
+	}
+}
+
+// CallTool runs select (sending [MenuSelected], as Enter on the item
+// does; the item may be nested anywhere but must be enabled) or
+// get_items.
+func (m Menu) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	if action != "select" && action != "get_items" {
+		return nil, nil, errUnknownAction(action)
+	}
+	if m.Disabled {
+		return nil, nil, errors.New("this menu is disabled")
+	}
+	lines := m.lines()
+	if action == "get_items" {
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		return map[string]any{"items": menuItems(lines)}, nil, nil
+	}
+	if err := checkArgs(args, argItemID); err != nil {
+		return nil, nil, err
+	}
+	id, _, err := stringArg(args, argItemID, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	found := false
+	var enabled []string
+	for _, l := range lines {
+		if l.item.Disabled {
+			found = found || l.item.ID == id
+			continue
+		}
+		if l.item.ID == id {
+			return okResult(), []tea.Msg{MenuSelected{ID: m.ID, ItemID: id}}, nil
+		}
+		enabled = append(enabled, l.item.ID)
+	}
+	switch {
+	case found:
+		return nil, nil, fmt.Errorf("menu item %q is disabled", id)
+	case len(enabled) == 0:
+		return nil, nil, fmt.Errorf("unknown item_id %q: this menu has no enabled items", id)
+	}
+	return nil, nil, fmt.Errorf("unknown item_id %q: the enabled items are %s", id, quoteIDs(enabled))
+}
+
+// menuItems returns the flattened items as JSON data.
+func menuItems(lines []menuLine) []any {
+	out := make([]any, len(lines))
+	for i, l := range lines {
+		out[i] = map[string]any{
+			"id":       l.item.ID,
+			"label":    l.item.Label,
+			"depth":    l.depth,
+			"disabled": l.item.Disabled,
+		}
+	}
+	return out
+}
+
+// State returns type, id, items (flattened depth-first, each with id,
+// label, depth and disabled) and disabled.
+func (m Menu) State() any {
+	return map[string]any{
+		"type":     "menu",
+		"id":       m.ID,
+		"items":    menuItems(m.lines()),
+		"disabled": m.Disabled,
+	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -30,8 +31,9 @@ type Modal struct {
 }
 
 var (
-	_ Widget  = Modal{}
-	_ Overlay = Modal{}
+	_ Widget       = Modal{}
+	_ Overlay      = Modal{}
+	_ ToolProvider = Modal{}
 )
 
 // modalLayout is where a Modal's last render put its buttons, kept in
@@ -174,4 +176,58 @@ func (m Modal) Render(rc RenderContext) string {
 	}
 	lines = append(lines, border.Render("╚"+strings.Repeat("═", iw+2)+"╝"))
 	return dwJoin(lines, w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns confirm and dismiss; none while the modal is hidden.
+func (m Modal) Tools() []ToolSpec {
+	if !m.Visible {
+		return nil
+	}
+	return []ToolSpec{
+		tool("confirm", "Confirm this dialog, as pressing its confirm button or Enter would.", nil),
+		tool("dismiss", "Close this dialog without confirming, as pressing its cancel button or Esc would.", nil),
+	}
+}
+
+// CallTool runs confirm ([ModalConfirmed]) or dismiss ([ModalDismissed]),
+// the messages Enter and Esc send.
+func (m Modal) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	var msg tea.Msg
+	switch action {
+	case "confirm":
+		msg = ModalConfirmed{ID: m.ID}
+	case "dismiss":
+		msg = ModalDismissed{ID: m.ID}
+	default:
+		return nil, nil, errUnknownAction(action)
+	}
+	if !m.Visible {
+		return nil, nil, errors.New("this modal is not visible")
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, nil, err
+	}
+	return okResult(), []tea.Msg{msg}, nil
+}
+
+// State returns type, id, title, visible, confirm_label and dismiss_label
+// (defaults filled in). The body's widgets report their own state.
+func (m Modal) State() any {
+	confirm, dismiss := m.ConfirmLabel, m.DismissLabel
+	if confirm == "" {
+		confirm = "Confirm"
+	}
+	if dismiss == "" {
+		dismiss = "Cancel"
+	}
+	return map[string]any{
+		"type":          "modal",
+		"id":            m.ID,
+		"title":         m.Title,
+		"visible":       m.Visible,
+		"confirm_label": confirm,
+		"dismiss_label": dismiss,
+	}
 }

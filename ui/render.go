@@ -502,55 +502,6 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	return out
 }
 
-// Truncate cuts s to at most w cells, marking the cut with an ellipsis.
-func Truncate(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	if lineWidth(s) <= w {
-		return s
-	}
-	if w == 1 {
-		return "…"
-	}
-	return ansi.Truncate(s, w-1, "") + "…"
-}
-
-// lineWidth is the number of cells one line of styled text takes. ASCII
-// text with CSI sequences (colors, attributes), the common case, is
-// measured without grapheme segmentation.
-func lineWidth(s string) int {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 0x20 && c < 0x7f:
-			n++
-		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
-			i += 2
-			for i < len(s) && (s[i] < 0x40 || s[i] > 0x7e) {
-				i++
-			}
-		default:
-			return ansi.StringWidth(s)
-		}
-	}
-	return n
-}
-
-// padLine pads or cuts one line to exactly w cells.
-func padLine(l string, w int) string {
-	lw := lineWidth(l)
-	if lw > w {
-		l = ansi.Truncate(l, w, "")
-		lw = lineWidth(l)
-	}
-	if lw < w {
-		return l + strings.Repeat(" ", w-lw)
-	}
-	return l
-}
-
 func clipHits(hits []Hit, w, h int) []Hit {
 	out := hits[:0:0]
 	for _, hit := range hits {

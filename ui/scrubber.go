@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -38,7 +40,10 @@ type Scrubber struct {
 	Exclude bool
 }
 
-var _ Widget = Scrubber{}
+var (
+	_ Widget       = Scrubber{}
+	_ ToolProvider = Scrubber{}
+)
 
 // scrubberPage is the number of steps PgUp/PgDn seek.
 const scrubberPage = 10
@@ -208,4 +213,94 @@ func (s Scrubber) Render(rc RenderContext) string {
 	}
 	b.WriteString(pick(th.Normal).Render(suffix))
 	return dwJoin([]string{b.String()}, w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns seek, play, pause and get_position; none while disabled.
+func (s Scrubber) Tools() []ToolSpec {
+	if s.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("seek", "Move this playback position control to the given position. Call get_position for the valid range.",
+			map[string]any{argPosition: Prop("integer", "The position to move to, between the control's minimum and maximum inclusive.")}, argPosition),
+		tool("play", "Start playback. Does nothing when already playing.", nil),
+		tool("pause", "Pause playback. Does nothing when already paused.", nil),
+		readTool("get_position", "Return the current position, the minimum and maximum positions, and whether playback is running.", nil),
+	}
+}
+
+// position returns the position as drawn: clamped to the bounds.
+func (s Scrubber) position() int {
+	lo, hi := s.Bounds()
+	return dwClamp(s.Position, lo, hi)
+}
+
+// CallTool runs seek ([ScrubberSeeked], as the seek keys send; nothing
+// when the position would not change), play ([ScrubberPlayed]) and pause
+// ([ScrubberPaused]) (nothing when already in that state; Space sends
+// whichever changes it), or get_position.
+func (s Scrubber) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	switch action {
+	case "seek", "play", "pause", "get_position":
+	default:
+		return nil, nil, errUnknownAction(action)
+	}
+	if s.Disabled {
+		return nil, nil, errors.New("this scrubber is disabled")
+	}
+	if action == "seek" {
+		if err := checkArgs(args, argPosition); err != nil {
+			return nil, nil, err
+		}
+		p, err := intArg(args, argPosition)
+		if err != nil {
+			return nil, nil, err
+		}
+		lo, hi := s.Bounds()
+		if p < lo || p > hi {
+			return nil, nil, fmt.Errorf("position %d is out of range: valid positions are %d-%d", p, lo, hi)
+		}
+		msgs := s.seek(p)
+		if msgs == nil {
+			return unchangedResult("already at that position"), nil, nil
+		}
+		return okResult(), msgs, nil
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, nil, err
+	}
+	switch action {
+	case "play":
+		if s.Playing {
+			return unchangedResult("already playing"), nil, nil
+		}
+		return okResult(), []tea.Msg{ScrubberPlayed{ID: s.ID}}, nil
+	case "pause":
+		if !s.Playing {
+			return unchangedResult("already paused"), nil, nil
+		}
+		return okResult(), []tea.Msg{ScrubberPaused{ID: s.ID}}, nil
+	default: // get_position
+		lo, hi := s.Bounds()
+		return map[string]any{"position": s.position(), "min": lo, "max": hi, "playing": s.Playing}, nil, nil
+	}
+}
+
+// State returns type, id, label, position (clamped to the bounds), min,
+// max, step (the effective one), playing and disabled.
+func (s Scrubber) State() any {
+	lo, hi := s.Bounds()
+	return map[string]any{
+		"type":     "scrubber",
+		"id":       s.ID,
+		"label":    s.Label,
+		"position": s.position(),
+		"min":      lo,
+		"max":      hi,
+		"step":     s.step(),
+		"playing":  s.Playing,
+		"disabled": s.Disabled,
+	}
 }

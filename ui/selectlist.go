@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -34,7 +35,10 @@ type SelectList struct {
 	Exclude bool
 }
 
-var _ Widget = SelectList{}
+var (
+	_ Widget       = SelectList{}
+	_ ToolProvider = SelectList{}
+)
 
 // Children returns nil: a select list has no children.
 func (SelectList) Children() []Node { return nil }
@@ -56,11 +60,6 @@ func (l SelectList) height(st *LocalState) int {
 	}
 	return l.Height
 }
-
-// drawnRows is what a scrolling list (SelectList, Tree, Menu) leaves in
-// LocalState.Data: the number of rows it last drew, which its keys page
-// by and its clicks map to.
-type drawnRows int
 
 // HandleEvent moves the highlight, or selects an option on Enter, Space
 // or a click.
@@ -144,4 +143,69 @@ func (l SelectList) Render(rc RenderContext) string {
 		out = append(out, st.Render(line))
 	}
 	return clipWidth(strings.Join(out, "\n"), w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns select, get_selected and get_options; none while disabled.
+func (l SelectList) Tools() []ToolSpec {
+	if l.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("select", "Choose the option at the given zero-based index of this list, as a person choosing it would. Call get_options to see the options in order.",
+			map[string]any{argIndex: indexProp("Zero-based index of the option to choose.")}, argIndex),
+		readTool("get_selected", "Return the index and label of the chosen option of this list, or index -1 and a null label when none is chosen.", nil),
+		readTool("get_options", "Return the labels of this list's options in order; an option's index is its position in that list.", nil),
+	}
+}
+
+// CallTool runs select (sending [OptionSelected], as Enter on the option
+// does), get_selected or get_options.
+func (l SelectList) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	switch action {
+	case "select", "get_selected", "get_options":
+	default:
+		return nil, nil, errUnknownAction(action)
+	}
+	if l.Disabled {
+		return nil, nil, errors.New("this select list is disabled")
+	}
+	switch action {
+	case "select":
+		if err := checkArgs(args, argIndex); err != nil {
+			return nil, nil, err
+		}
+		i, err := checkIndex(args, argIndex, len(l.Options), "this list", "option")
+		if err != nil {
+			return nil, nil, err
+		}
+		return okResult(), []tea.Msg{OptionSelected{ID: l.ID, Index: i}}, nil
+	case "get_selected":
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		if i := inRange(l.Selected, len(l.Options)); i >= 0 {
+			return map[string]any{"index": i, "label": l.Options[i]}, nil, nil
+		}
+		return map[string]any{"index": -1, "label": nil}, nil, nil
+	default: // get_options
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		return map[string]any{"options": cloneStrings(l.Options)}, nil, nil
+	}
+}
+
+// State returns type, id, label, options, selected (-1 for none) and
+// disabled.
+func (l SelectList) State() any {
+	return map[string]any{
+		"type":     "select_list",
+		"id":       l.ID,
+		"label":    l.Label,
+		"options":  cloneStrings(l.Options),
+		"selected": inRange(l.Selected, len(l.Options)),
+		"disabled": l.Disabled,
+	}
 }

@@ -1,10 +1,9 @@
 package ui
 
 import (
-	"math"
+	"errors"
+	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -60,13 +59,15 @@ type Table struct {
 	Exclude bool
 }
 
-var _ Widget = Table{}
+var (
+	_ Widget       = Table{}
+	_ ToolProvider = Table{}
+)
 
 const (
-	tableMarkW      = 2  // the "› " selection mark before each row
-	tableGap        = 1  // blank cells between columns
-	tableHeaderRows = 2  // header line and separator
-	dwPage          = 10 // rows moved by PgUp/PgDn when Height is 0
+	tableMarkW      = 2 // the "› " selection mark before each row
+	tableGap        = 1 // blank cells between columns
+	tableHeaderRows = 2 // header line and separator
 	// dwFallbackWidth lays out clicks that arrive before the widget was
 	// ever rendered.
 	dwFallbackWidth = 80
@@ -113,25 +114,6 @@ func (t Table) windowOf(st *LocalState, h int) int {
 // room for (but at least one).
 func (t Table) bodyRows(rc RenderContext) int {
 	return scrollRows(t.Height, len(t.Rows), rc.Height-tableHeaderRows, rc)
-}
-
-// scrollRows is how many of n rows a scrolling widget whose own height
-// is want (all when 0) shows where the layout has room for room rows
-// (rc.Height less the widget's other lines): more in a Fill, fewer when
-// room is short, at least one.
-func scrollRows(want, n, room int, rc RenderContext) int {
-	h := want
-	if h <= 0 || h > n {
-		h = n
-	}
-	if rc.Height > 0 {
-		room = max(1, room)
-		if rc.Fill {
-			h = max(h, min(n, room))
-		}
-		h = min(h, room)
-	}
-	return h
 }
 
 // sorted is the message asking to sort by column i.
@@ -326,151 +308,119 @@ func (t Table) Render(rc RenderContext) string {
 	return dwJoin(lines, w)
 }
 
-// The helpers below are shared by the display widgets (Modal, Table, Tree,
-// Scrubber, Viewport and the charts). Their dw prefix keeps them apart from
-// the other widgets' helpers in this package.
+// ---- MCP tools ----
 
-// dwContext returns the theme, local state and width to draw with, filling
-// in what a hand-built RenderContext may lack.
-func dwContext(rc RenderContext) (*Theme, *LocalState, int) {
-	th := rc.Theme
-	if th == nil {
-		th = DefaultTheme()
+// Tools returns select_row, sort and get_rows; none while disabled.
+func (t Table) Tools() []ToolSpec {
+	if t.Disabled {
+		return nil
 	}
-	st := rc.Local
-	if st == nil {
-		st = &LocalState{}
+	dir := Prop("string", "Sort direction: \"asc\" (the default) or \"desc\".")
+	dir["enum"] = []string{SortAsc, SortDesc}
+	dir["default"] = SortAsc
+	return []ToolSpec{
+		tool("select_row", "Choose the row at the given zero-based index of this table, counting rows in the order get_rows returns them.",
+			map[string]any{argIndex: indexProp("Zero-based index of the row to choose.")}, argIndex),
+		tool("sort", "Ask for this table to be sorted by the column with the given key, ascending unless direction is \"desc\". Call get_rows to see the column keys.",
+			map[string]any{
+				argColumn: Prop("string", "The key of the column to sort by, as returned by get_rows."),
+				argDir:    dir,
+			}, argColumn),
+		readTool("get_rows", "Return this table's columns (key and title), its rows as lists of cell texts in column order, the index of the selected row (-1 for none) and the current sort column and direction (null when unsorted).", nil),
 	}
-	return th, st, max(rc.Width, 1)
 }
 
-// dwClamp limits v to [lo, hi]; an empty range (hi < lo) gives lo.
-func dwClamp(v, lo, hi int) int {
-	if v > hi {
-		v = hi
+// CallTool runs select_row ([RowSelected], as Enter on the row sends),
+// sort ([TableSorted], as 's' on the column sends) or get_rows.
+func (t Table) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	switch action {
+	case "select_row", "sort", "get_rows":
+	default:
+		return nil, nil, errUnknownAction(action)
 	}
-	if v < lo {
-		v = lo
+	if t.Disabled {
+		return nil, nil, errors.New("this table is disabled")
 	}
-	return v
-}
-
-// dwSatAdd adds without wrapping around: the sum saturates at the int
-// limits.
-// moveRow is the highlighted row after a navigation key among n rows: up,
-// down, pgup and pgdown (by page), home, end. ok is false for any other
-// key. The caller clamps the row.
-func moveRow(key string, row, n, page int) (int, bool) {
-	switch key {
-	case "up":
-		return row - 1, true
-	case "down":
-		return row + 1, true
-	case "pgup":
-		return dwSatAdd(row, -page), true
-	case "pgdown":
-		return dwSatAdd(row, page), true
-	case "home":
-		return 0, true
-	case "end":
-		return n - 1, true
-	}
-	return row, false
-}
-
-// vimKey maps k and j, which lists and tables also take, to up and down.
-func vimKey(key string) string {
-	switch key {
-	case "k":
-		return "up"
-	case "j":
-		return "down"
-	}
-	return key
-}
-
-func dwSatAdd(a, b int) int {
-	c := a + b
-	switch {
-	case b > 0 && c < a:
-		return math.MaxInt
-	case b < 0 && c > a:
-		return math.MinInt
-	}
-	return c
-}
-
-// dwScroll returns the first visible row of a window of h rows over n that
-// keeps row visible, moving off as little as possible.
-func dwScroll(off, row, h, n int) int {
-	off = dwClamp(off, 0, n-h)
-	if row < off {
-		off = row
-	}
-	if h > 0 && row >= off+h {
-		off = row - h + 1
-	}
-	return max(off, 0)
-}
-
-// dwClean makes s safe to draw on one line: tabs become spaces up to the
-// next multiple of 8 columns, newlines become spaces, other control
-// characters (including ESC, so no escape sequences pass) are dropped, and
-// invalid UTF-8 becomes U+FFFD.
-func dwClean(s string) string {
-	clean := utf8.ValidString(s)
-	for _, r := range s {
-		if !clean || unicode.IsControl(r) {
-			clean = false
-			break
+	switch action {
+	case "select_row":
+		if err := checkArgs(args, argIndex); err != nil {
+			return nil, nil, err
 		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	col, seg := 0, 0 // columns before b[seg:], where the text since the last tab starts
-	for _, r := range s {
+		i, err := checkIndex(args, argIndex, len(t.Rows), "this table", "row")
+		if err != nil {
+			return nil, nil, err
+		}
+		return okResult(), []tea.Msg{RowSelected{ID: t.ID, Index: i}}, nil
+	case "sort":
+		if err := checkArgs(args, argColumn, argDir); err != nil {
+			return nil, nil, err
+		}
+		col, _, err := stringArg(args, argColumn, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, ok, err := stringArg(args, argDir, false)
 		switch {
-		case r == '\t':
-			col += lineWidth(b.String()[seg:])
-			n := 8 - col%8
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			seg = b.Len()
-		case r == '\n':
-			b.WriteByte(' ')
-		case unicode.IsControl(r):
-		default:
-			b.WriteRune(r)
+		case err != nil:
+			return nil, nil, err
+		case !ok:
+			dir = SortAsc
+		case dir != SortAsc && dir != SortDesc:
+			return nil, nil, fmt.Errorf("argument %q must be %q or %q, got %q", argDir, SortAsc, SortDesc, dir)
+		}
+		keys := make([]string, 0, len(t.Columns))
+		for _, c := range t.Columns {
+			if c.Key == col {
+				return okResult(), []tea.Msg{TableSorted{ID: t.ID, Column: col, Direction: dir}}, nil
+			}
+			keys = append(keys, c.Key)
+		}
+		if len(keys) == 0 {
+			return nil, nil, fmt.Errorf("unknown column %q: this table has no columns", col)
+		}
+		return nil, nil, fmt.Errorf("unknown column %q: the column keys are %s", col, quoteIDs(keys))
+	default: // get_rows
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		return t.data(), nil, nil
+	}
+}
+
+// data returns columns, rows, selected, sort_column and sort_direction.
+func (t Table) data() map[string]any {
+	cols := make([]any, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = map[string]any{"key": c.Key, "title": c.Title}
+	}
+	rows := make([]any, len(t.Rows))
+	for i, r := range t.Rows {
+		rows[i] = cloneStrings(r)
+	}
+	var sortCol, sortDir any
+	if t.SortColumn != "" {
+		// Render draws anything but SortDesc as ascending.
+		sortCol, sortDir = t.SortColumn, SortAsc
+		if t.SortDirection == SortDesc {
+			sortDir = SortDesc
 		}
 	}
-	return b.String()
+	return map[string]any{
+		"columns":        cols,
+		"rows":           rows,
+		"selected":       inRange(t.Selected, len(t.Rows)),
+		"sort_column":    sortCol,
+		"sort_direction": sortDir,
+	}
 }
 
-// dwTrunc is [Truncate] with the fast width check.
-func dwTrunc(s string, w int) string {
-	if w > 0 && lineWidth(s) <= w {
-		return s
-	}
-	return Truncate(s, w)
-}
-
-// dwFit cuts s (which may be styled) to w cells with an ellipsis and pads
-// it with spaces to exactly w cells.
-func dwFit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	s = dwTrunc(s, w)
-	return s + strings.Repeat(" ", max(0, w-lineWidth(s)))
-}
-
-// dwJoin joins lines, cutting any line wider than w cells: the last guard
-// that keeps a widget within its width whatever the theme does.
-func dwJoin(lines []string, w int) string {
-	for i, l := range lines {
-		lines[i] = dwTrunc(l, w)
-	}
-	return strings.Join(lines, "\n")
+// State returns type, id, disabled and what get_rows returns: columns
+// (key, title), rows, selected (-1 for none), sort_column and
+// sort_direction (null when unsorted).
+func (t Table) State() any {
+	s := t.data()
+	s["type"] = "table"
+	s["id"] = t.ID
+	s["disabled"] = t.Disabled
+	return s
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -28,7 +29,10 @@ type Tabs struct {
 	Exclude bool
 }
 
-var _ Widget = Tabs{}
+var (
+	_ Widget       = Tabs{}
+	_ ToolProvider = Tabs{}
+)
 
 // Children returns nil: tabs have no children.
 func (Tabs) Children() []Node { return nil }
@@ -159,4 +163,58 @@ func (t Tabs) Render(rc RenderContext) string {
 		b.WriteString(normal.Render("…"))
 	}
 	return clipWidth(b.String(), w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns select_tab and get_tabs; none while disabled.
+func (t Tabs) Tools() []ToolSpec {
+	if t.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("select_tab", "Make the tab at the given zero-based index the active tab. Call get_tabs to see the tabs in order.",
+			map[string]any{argIndex: indexProp("Zero-based index of the tab to make active.")}, argIndex),
+		readTool("get_tabs", "Return the labels of the tabs in order and the index of the active tab (-1 when none is active).", nil),
+	}
+}
+
+// CallTool runs select_tab (sending [TabChanged] like the arrow keys do;
+// nothing when the tab is already active, as a key press would) or
+// get_tabs.
+func (t Tabs) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	if action != "select_tab" && action != "get_tabs" {
+		return nil, nil, errUnknownAction(action)
+	}
+	if t.Disabled {
+		return nil, nil, errors.New("these tabs are disabled")
+	}
+	if action == "get_tabs" {
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		return map[string]any{"tabs": cloneStrings(t.Tabs), "active": inRange(t.Active, len(t.Tabs))}, nil, nil
+	}
+	if err := checkArgs(args, argIndex); err != nil {
+		return nil, nil, err
+	}
+	i, err := checkIndex(args, argIndex, len(t.Tabs), "this widget", "tab")
+	if err != nil {
+		return nil, nil, err
+	}
+	if i == t.Active {
+		return unchangedResult("the tab is already active"), nil, nil
+	}
+	return okResult(), []tea.Msg{TabChanged{ID: t.ID, Index: i}}, nil
+}
+
+// State returns type, id, tabs, active (-1 for none) and disabled.
+func (t Tabs) State() any {
+	return map[string]any{
+		"type":     "tabs",
+		"id":       t.ID,
+		"tabs":     cloneStrings(t.Tabs),
+		"active":   inRange(t.Active, len(t.Tabs)),
+		"disabled": t.Disabled,
+	}
 }

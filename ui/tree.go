@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,7 +60,10 @@ type Tree struct {
 	Exclude bool
 }
 
-var _ Widget = Tree{}
+var (
+	_ Widget       = Tree{}
+	_ ToolProvider = Tree{}
+)
 
 // treeMarkW is the width of the "› " mark before the selected node.
 const treeMarkW = 2
@@ -235,4 +240,115 @@ func (t Tree) Render(rc RenderContext) string {
 		lines = append(lines, style.Render(dwFit(b.String(), w)))
 	}
 	return dwJoin(lines, w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns expand, collapse and select_node; none while disabled.
+func (t Tree) Tools() []ToolSpec {
+	if t.Disabled {
+		return nil
+	}
+	nodeID := func() map[string]any {
+		return map[string]any{argNodeID: Prop("string", "The id of the tree node, as listed in this tree's state.")}
+	}
+	return []ToolSpec{
+		tool("expand", "Expand the tree node with the given node id, showing its children. The node must have children; it need not be visible.", nodeID(), argNodeID),
+		tool("collapse", "Collapse the tree node with the given node id, hiding its children. The node must have children; it need not be visible.", nodeID(), argNodeID),
+		tool("select_node", "Choose the tree node with the given node id, as a person choosing it would. The node need not be visible.", nodeID(), argNodeID),
+	}
+}
+
+// find returns the first node with the given id, depth-first, expanded or
+// not.
+func (t Tree) find(id string) (TreeNode, bool) {
+	var walk func([]TreeNode) (TreeNode, bool)
+	walk = func(nodes []TreeNode) (TreeNode, bool) {
+		for _, n := range nodes {
+			if n.ID == id {
+				return n, true
+			}
+			if m, ok := walk(n.Children); ok {
+				return m, true
+			}
+		}
+		return TreeNode{}, false
+	}
+	return walk(t.Nodes)
+}
+
+// CallTool runs expand ([TreeExpanded], as Right sends), collapse
+// ([TreeCollapsed], as Left sends) or select_node ([TreeSelected], as
+// Enter sends) on any node of the tree. Expanding an expanded node or
+// collapsing a collapsed one sends nothing, as the keys would not.
+func (t Tree) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	switch action {
+	case "expand", "collapse", "select_node":
+	default:
+		return nil, nil, errUnknownAction(action)
+	}
+	if t.Disabled {
+		return nil, nil, errors.New("this tree is disabled")
+	}
+	if err := checkArgs(args, argNodeID); err != nil {
+		return nil, nil, err
+	}
+	id, _, err := stringArg(args, argNodeID, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, ok := t.find(id)
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown node_id %q: no node of this tree has that id", id)
+	}
+	switch action {
+	case "expand":
+		switch {
+		case len(n.Children) == 0:
+			return nil, nil, fmt.Errorf("node %q has no children to expand", id)
+		case n.Expanded:
+			return unchangedResult("the node is already expanded"), nil, nil
+		}
+		return okResult(), []tea.Msg{TreeExpanded{ID: t.ID, NodeID: id}}, nil
+	case "collapse":
+		switch {
+		case len(n.Children) == 0:
+			return nil, nil, fmt.Errorf("node %q has no children to collapse", id)
+		case !n.Expanded:
+			return unchangedResult("the node is already collapsed"), nil, nil
+		}
+		return okResult(), []tea.Msg{TreeCollapsed{ID: t.ID, NodeID: id}}, nil
+	default: // select_node
+		return okResult(), []tea.Msg{TreeSelected{ID: t.ID, NodeID: id}}, nil
+	}
+}
+
+// treeNodes returns nodes as JSON data.
+func treeNodes(nodes []TreeNode) []any {
+	out := make([]any, len(nodes))
+	for i, n := range nodes {
+		out[i] = map[string]any{
+			"id":       n.ID,
+			"label":    n.Label,
+			"expanded": n.Expanded,
+			"children": treeNodes(n.Children),
+		}
+	}
+	return out
+}
+
+// State returns type, id, nodes (nested, each with id, label, expanded
+// and children), selected (null for none) and disabled.
+func (t Tree) State() any {
+	var sel any
+	if t.Selected != "" {
+		sel = t.Selected
+	}
+	return map[string]any{
+		"type":     "tree",
+		"id":       t.ID,
+		"nodes":    treeNodes(t.Nodes),
+		"selected": sel,
+		"disabled": t.Disabled,
+	}
 }

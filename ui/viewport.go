@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 
 	tea "charm.land/bubbletea/v2"
@@ -36,7 +38,10 @@ type Viewport struct {
 	Exclude bool
 }
 
-var _ Widget = Viewport{}
+var (
+	_ Widget       = Viewport{}
+	_ ToolProvider = Viewport{}
+)
 
 // defaultViewportHeight is the height of a Viewport whose Height is 0.
 const defaultViewportHeight = 10
@@ -174,4 +179,77 @@ func (v Viewport) Render(rc RenderContext) string {
 	}
 	lines = append(lines, statusStyle.Render(dwTrunc(status, w)))
 	return dwJoin(lines, w)
+}
+
+// ---- MCP tools ----
+
+// Tools returns scroll_to and get_visible_range; none while disabled.
+func (v Viewport) Tools() []ToolSpec {
+	if v.Disabled {
+		return nil
+	}
+	return []ToolSpec{
+		tool("scroll_to", "Scroll this viewport so that the line with the given zero-based index is the first visible line. The largest valid index is the total number of lines minus the visible height (see get_visible_range), or 0.",
+			map[string]any{argRow: indexProp("Zero-based index of the line to show at the top.")}, argRow),
+		readTool("get_visible_range", "Return the zero-based indices of the first and last visible lines (top and bottom; bottom is -1 when there are no lines) and the total number of lines.", nil),
+	}
+}
+
+// visible returns the first and last visible line (last is -1 when there
+// are none).
+func (v Viewport) visible() (top, bottom int) {
+	top = dwClamp(v.Offset, 0, v.MaxOffset())
+	return top, min(dwSatAdd(top, v.height()-1), len(v.Lines)-1)
+}
+
+// CallTool runs scroll_to ([ScrolledTo], as the scroll keys send; nothing
+// when the offset would not change) or get_visible_range.
+func (v Viewport) CallTool(action string, args map[string]any) (any, []tea.Msg, error) {
+	if action != "scroll_to" && action != "get_visible_range" {
+		return nil, nil, errUnknownAction(action)
+	}
+	if v.Disabled {
+		return nil, nil, errors.New("this viewport is disabled")
+	}
+	if action == "get_visible_range" {
+		if err := checkArgs(args); err != nil {
+			return nil, nil, err
+		}
+		top, bottom := v.visible()
+		return map[string]any{"top": top, "bottom": bottom, "total": len(v.Lines)}, nil, nil
+	}
+	if err := checkArgs(args, argRow); err != nil {
+		return nil, nil, err
+	}
+	row, err := intArg(args, argRow)
+	if err != nil {
+		return nil, nil, err
+	}
+	if hi := v.MaxOffset(); row < 0 || row > hi {
+		return nil, nil, fmt.Errorf("row %d is out of range: the first visible line can be 0-%d (%s, %d visible at once)",
+			row, hi, plural(len(v.Lines), "line"), v.height())
+	}
+	msgs := v.scroll(row)
+	if msgs == nil {
+		return unchangedResult("already scrolled there"), nil, nil
+	}
+	return okResult(), msgs, nil
+}
+
+// State returns type, id, title, offset (the first visible line), height,
+// max_offset, line_count, visible_lines (the text of the visible lines)
+// and disabled.
+func (v Viewport) State() any {
+	top, bottom := v.visible()
+	return map[string]any{
+		"type":          "viewport",
+		"id":            v.ID,
+		"title":         v.Title,
+		"offset":        top,
+		"height":        v.height(),
+		"max_offset":    v.MaxOffset(),
+		"line_count":    len(v.Lines),
+		"visible_lines": cloneStrings(v.Lines[top : bottom+1]),
+		"disabled":      v.Disabled,
+	}
 }

@@ -3,32 +3,25 @@ package server
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
-	"github.com/raxol-ssh/raxol-ssh/dispatcher"
-	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
-	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // Tools of the server-level MCP endpoint /mcp.
@@ -39,15 +32,6 @@ const (
 )
 
 const (
-	// defaultHeadlessIdle ends a session started by raxol_start after this
-	// long with nobody attached and no change.
-	defaultHeadlessIdle = 30 * time.Minute
-	// joinCodeLen and joinCodeAlphabet: 10 characters from 31 that cannot
-	// be confused with one another (no 0/O, 1/I/L) are about 49 bits.
-	joinCodeLen      = 10
-	joinCodeAlphabet = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-	// joinCodeTries wrong codes burn a session's join code.
-	joinCodeTries = 5
 	// minAPIKeyLen keeps guessable keys out of the API keys file.
 	minAPIKeyLen = 16
 	// controlBodyLimit caps a request body on /mcp.
@@ -70,43 +54,15 @@ type headless struct {
 	// wrong key never spends the SSH failed-login budget.
 	failures *failureBudget
 
-	mu       sync.Mutex // protects the following
-	sessions map[string]*headlessSession
-	codes    map[string]*joinCode
-	closed   bool
-}
-
-// headlessSession is a session raxol_start started.
-type headlessSession struct {
-	id       string
-	identity string // the API key's owner key (session.Owner.Key: its fingerprint, not its display name)
-	created  time.Time
-	timer    *time.Timer
-	// Activity as of the last check.
-	active  time.Time
-	version uint64
-	input   time.Time
-}
-
-// joinCode is a session's one-time join code.
-type joinCode struct {
-	code  string
-	tries int
+	closed atomic.Bool
 }
 
 func (s *Server) newHeadless() (*headless, error) {
 	h := &headless{
 		s:        s,
 		idle:     s.opts.Headless.IdleTimeout,
-		sessions: map[string]*headlessSession{},
-		codes:    map[string]*joinCode{},
+		clients:  s.opts.Headless.MaxClients,
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
-	}
-	if h.idle <= 0 {
-		h.idle = defaultHeadlessIdle
-	}
-	if h.clients = s.opts.Headless.MaxClients; h.clients <= 0 {
-		h.clients = 64
 	}
 	if s.opts.Headless.APIKeysFile == "" {
 		return h, nil
@@ -285,21 +241,12 @@ func (h *headless) posture() string {
 	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.idle)
 }
 
-func (h *headless) isClosed() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.closed
-}
+func (h *headless) isClosed() bool { return h.closed.Load() }
 
-// close stops the reaper and disconnects /mcp clients; the sessions
-// themselves end with every other one at shutdown.
+// close disconnects /mcp clients; the sessions themselves end with every
+// other one at shutdown (the lifecycle stops their reapers).
 func (h *headless) close() {
-	h.mu.Lock()
-	h.closed = true
-	for _, e := range h.sessions {
-		e.timer.Stop()
-	}
-	h.mu.Unlock()
+	h.closed.Store(true)
 	if h.server != nil {
 		for ss := range h.server.Sessions() {
 			_ = ss.Close()
@@ -370,23 +317,15 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		}
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
 	}
-	code, err := h.issueCode(se.ID)
+	if h.isClosed() || !h.s.life.addStarted(se, owner.Key()) {
+		end()
+		return toolError("start_failed", "the server is stopping"), nil
+	}
+	code, err := h.s.issueCode(se.ID)
 	if err != nil {
 		end()
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
 	}
-	now := time.Now()
-	e := &headlessSession{id: se.ID, identity: owner.Key(), created: se.Created, active: now,
-		version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		end()
-		return toolError("start_failed", "the server is stopping"), nil
-	}
-	e.timer = time.AfterFunc(h.checkEvery(), func() { h.reap(se.ID) })
-	h.sessions[se.ID] = e
-	h.mu.Unlock()
 	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User)
 	base := h.baseFor(req) + "/sessions/" + se.ID
 	return jsonToolResult(map[string]any{
@@ -414,19 +353,9 @@ func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || args.ID == "" {
 		return toolError("invalid_arguments", `want {"id": "<session id>"}`), nil
 	}
-	h.mu.Lock()
-	e, ok := h.sessions[args.ID]
-	if ok && e.identity == owner.Key() {
-		h.forgetLocked(args.ID)
-	}
-	h.mu.Unlock()
-	if !ok || e.identity != owner.Key() {
+	if !h.s.life.stopStarted(args.ID, owner.Key()) {
 		return toolError("unknown_session", errUnknownSession), nil
 	}
-	if _, live := h.s.sessions.Get(args.ID); !live {
-		return toolError("unknown_session", errUnknownSession), nil
-	}
-	h.s.sessions.End(args.ID)
 	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User)
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
@@ -446,73 +375,16 @@ func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		MCPURL   string     `json:"mcp_url"`
 		Attached []attached `json:"attached"`
 	}
-	h.mu.Lock()
-	var mine []*headlessSession
-	for _, e := range h.sessions {
-		if e.identity == owner.Key() {
-			mine = append(mine, e)
-		}
-	}
-	h.mu.Unlock()
-	slices.SortFunc(mine, func(a, b *headlessSession) int { return a.created.Compare(b.created) })
 	out := []entry{}
-	for _, e := range mine {
-		se, live := h.s.sessions.Get(e.id)
-		if !live {
-			continue
-		}
-		en := entry{ID: e.id, Created: e.created.UTC().Format(time.RFC3339), Attached: []attached{},
-			MCPURL: h.baseFor(req) + "/sessions/" + e.id + "/mcp"}
+	for _, se := range h.s.life.startedFor(owner.Key()) {
+		en := entry{ID: se.ID, Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
+			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})
 		}
 		out = append(out, en)
 	}
 	return jsonToolResult(map[string]any{"sessions": out}), nil
-}
-
-// forgetLocked drops a headless session's entry and join code.
-func (h *headless) forgetLocked(id string) {
-	if e, ok := h.sessions[id]; ok {
-		e.timer.Stop()
-		delete(h.sessions, id)
-	}
-	delete(h.codes, id)
-}
-
-func (h *headless) checkEvery() time.Duration {
-	return min(max(h.idle/4, 10*time.Millisecond), time.Minute)
-}
-
-// reap ends a headless session idle for the idle period: nobody attached
-// (no MCP client, no terminal) and no change to its model or input.
-func (h *headless) reap(id string) {
-	h.mu.Lock()
-	e, ok := h.sessions[id]
-	if !ok || h.closed {
-		h.mu.Unlock()
-		return
-	}
-	se, live := h.s.sessions.Get(id)
-	if !live {
-		h.forgetLocked(id)
-		h.mu.Unlock()
-		return
-	}
-	now := time.Now()
-	v, in := se.Dispatcher.Snapshot().Version, se.LastInput()
-	if len(se.Attached()) > 0 || v != e.version || !in.Equal(e.input) {
-		e.active, e.version, e.input = now, v, in
-	}
-	if now.Sub(e.active) < h.idle {
-		e.timer.Reset(h.checkEvery())
-		h.mu.Unlock()
-		return
-	}
-	h.forgetLocked(id)
-	h.mu.Unlock()
-	h.s.log.Info("headless session idle; ending it", "session", id, "idle", h.idle)
-	h.s.sessions.End(id)
 }
 
 // ---- authorization: the same seams as a session's endpoint ----
@@ -590,265 +462,6 @@ func toolError(kind, msg string) *mcp.CallToolResult {
 func jsonToolResult(v any) *mcp.CallToolResult {
 	b, _ := json.Marshal(v)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
-}
-
-// ---- join codes ----
-
-// issueCode gives a session a fresh one-time join code.
-func (h *headless) issueCode(id string) (string, error) {
-	b := make([]byte, joinCodeLen)
-	n := big.NewInt(int64(len(joinCodeAlphabet)))
-	for i := range b {
-		k, err := rand.Int(rand.Reader, n)
-		if err != nil {
-			return "", fmt.Errorf("join code: %w", err)
-		}
-		b[i] = joinCodeAlphabet[k.Int64()]
-	}
-	code := string(b)
-	h.mu.Lock()
-	h.codes[id] = &joinCode{code: code}
-	h.mu.Unlock()
-	return code, nil
-}
-
-// normalizeCode forgives case, spaces and dashes in a typed code.
-func normalizeCode(code string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '-', '\t':
-			return -1
-		}
-		if r >= 'a' && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		return r
-	}, strings.TrimSpace(code))
-}
-
-var dummyJoinCode = strings.Repeat("2", joinCodeLen)
-
-// claimJoinCode reports whether code is the live session's current join
-// code, and if so uses it up: a code admits one human, once. A wrong code
-// counts against the session's code, which is burned after 5 wrong tries
-// (a used or burned code never matches again). Unknown sessions, ended
-// sessions, sessions without a code and wrong codes all answer false, in
-// the same time (the comparison is constant-time).
-//
-// The SSH join path calls it for a session no owner terminal can approve
-// a join for (RequestJoin returned session.ErrNoTerminal): a session
-// started by raxol_start, or the stdio session of `raxol-ssh mcp --stdio
-// --ssh-addr ...`. True admits the human as the session's driver-owner.
-func (s *Server) claimJoinCode(sessionID, code string) bool {
-	return s.headless.claim(sessionID, code)
-}
-
-func (h *headless) claim(id, code string) bool {
-	got := []byte(normalizeCode(code))
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	jc, ok := h.codes[id]
-	want := dummyJoinCode
-	if ok {
-		want = jc.code
-	}
-	match := subtle.ConstantTimeCompare(got, []byte(want)) == 1
-	if !ok {
-		return false
-	}
-	if _, live := h.s.sessions.Get(id); !live {
-		delete(h.codes, id)
-		return false
-	}
-	if match {
-		delete(h.codes, id)
-		h.s.log.Info("join code used", "session", id)
-		return true
-	}
-	jc.tries++
-	if jc.tries >= joinCodeTries {
-		delete(h.codes, id)
-		h.s.log.Warn("join code burned after wrong tries", "session", id, "tries", jc.tries)
-	}
-	return false
-}
-
-// joinCommand is what a human runs to join session id.
-func (s *Server) joinCommand(id string) string {
-	addr := s.SSHAddr()
-	if addr == "" {
-		addr = s.opts.SSH.Addr
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		host, port = addr, "22"
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "localhost"
-		if u, err := url.Parse(s.opts.MCP.PublicURL); err == nil && u.Hostname() != "" {
-			host = u.Hostname()
-		}
-	}
-	return fmt.Sprintf("ssh -p %s %s -t join %s", port, host, id)
-}
-
-// ---- stdio ----
-
-// StdioSession describes the session [ServeStdio] serves.
-type StdioSession struct {
-	// ID is the session id.
-	ID string
-	// SSHAddr and HTTPAddr are the listeners' addresses, JoinCommand what
-	// a human runs to join the session, and JoinCode the one-time code
-	// that approves that join; all empty unless SSH is served too.
-	SSHAddr, HTTPAddr     string
-	JoinCommand, JoinCode string
-}
-
-// stdioOwner owns the stdio session: the local process. No SSH login is
-// ever taken for it.
-var stdioOwner = session.Owner{User: "stdio", KeyFingerprint: "local-process"}
-
-// ServeStdio runs app headless in one session whose MCP server speaks
-// over t (mcp.StdioTransport in a command) until the client disconnects
-// (nil) or ctx is done, then ends the session. Policies see the client as
-// transport "stdio", conn_id "default".
-//
-// Without withSSH nothing listens on the network, so the network boot gate
-// (authz.Policy.CheckNetworkBoot) does not apply: a stdio client inherits
-// the process boundary. Every other rule binds: the policy is resolved
-// from the same options as [New] resolves it, and sensitive tools need a
-// tool authorizer (CheckSensitiveBoot). With withSSH the server also
-// serves SSH and HTTP exactly as [New] and [Server.Start] do (all their
-// checks included), and a human joins the session with the join command,
-// approved by the one-time join code. started, if not nil, is called once
-// the session is served.
-func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, withSSH bool, started func(StdioSession)) error {
-	if started == nil {
-		started = func(StdioSession) {}
-	}
-	if withSSH {
-		return serveStdioWithSSH(ctx, app, opts, t, started)
-	}
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return err
-	}
-	if err := checkApp(app); err != nil {
-		return err
-	}
-	policy, err := resolvePolicy(app, opts)
-	if err != nil {
-		return err
-	}
-	mode, err := opts.lensMode()
-	if err != nil {
-		return err
-	}
-	var bridge *mcpbridge.Bridge
-	panics := guard.New(opts.Logger, nil)
-	mgr := session.NewManager(&session.Options{
-		OnEnd:      func(se *session.Session) { bridge.SessionEnded(se.ID) },
-		Dispatcher: &dispatcher.Options{Logger: opts.Logger},
-		Panics:     panics,
-	})
-	bridge, err = mcpbridge.New(mgr, mcpbridge.Options{
-		TransportOnly:      true, // no network: only the sensitive-tool gate applies
-		Namespace:          app.Name,
-		Projections:        app.Projections,
-		Logger:             opts.Logger,
-		LensMode:           mode,
-		MaxTools:           opts.MCP.MaxTools,
-		Metrics:            opts.Metrics,
-		Policy:             policy,
-		ToolCallsPerSecond: opts.MCP.ToolCallsPerSecond,
-		ToolCallBurst:      opts.MCP.ToolCallBurst,
-		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
-	})
-	if err != nil {
-		mgr.Close()
-		return fmt.Errorf("server: %w", err)
-	}
-	defer func() {
-		bridge.Close()
-		mgr.Close()
-	}()
-	se, _, err := mgr.StartFunc(app.Name, stdioOwner, func(id string) (ui.Model, error) {
-		return newModel(panics, app, ui.Identity{SessionID: id, User: stdioOwner.User, KeyFingerprint: stdioOwner.KeyFingerprint, Headless: true})
-	}, 0)
-	if err != nil {
-		return fmt.Errorf("server: start session: %w", err)
-	}
-	opts.Logger.Info("raxol-ssh serving MCP over stdio",
-		"app", app.Name, "env", opts.Env, "session", se.ID,
-		"network", "none (stdio only; serve SSH too to let a human join)",
-		"mcp_policy", policy.Describe)
-	started(StdioSession{ID: se.ID})
-	err = bridge.ServeTransport(ctx, se.ID, t, authz.TransportStdio)
-	mgr.End(se.ID)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return nil
-	}
-	return err
-}
-
-func serveStdioWithSSH(ctx context.Context, app App, opts Options, t mcp.Transport, started func(StdioSession)) error {
-	srv, err := New(app, opts)
-	if err != nil {
-		return err
-	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	se, end, err := srv.StartHeadless(stdioOwner)
-	if err != nil {
-		return errors.Join(err, srv.Shutdown(context.Background()))
-	}
-	code, err := srv.headless.issueCode(se.ID)
-	if err != nil {
-		end()
-		return errors.Join(err, srv.Shutdown(context.Background()))
-	}
-	srv.log.Info("raxol-ssh serving MCP over stdio", "session", se.ID, "join", srv.joinCommand(se.ID))
-	started(StdioSession{ID: se.ID, SSHAddr: srv.SSHAddr(), HTTPAddr: srv.HTTPAddr(), JoinCommand: srv.joinCommand(se.ID), JoinCode: code})
-	err = srv.bridge.ServeTransport(ctx, se.ID, t, authz.TransportStdio)
-	end()
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		err = nil
-	}
-	return errors.Join(err, srv.Shutdown(context.Background()))
-}
-
-// resolvePolicy resolves the authorization policy from the app and the
-// options, with the same precedence as [New].
-func resolvePolicy(app App, opts Options) (authz.Policy, error) {
-	tool, read := app.ToolPolicy, app.ReadPolicy
-	if opts.MCP.ToolAuthorizer != nil {
-		tool = opts.MCP.ToolAuthorizer
-	}
-	if opts.MCP.ReadAuthorizer != nil {
-		read = opts.MCP.ReadAuthorizer
-	}
-	policy, err := authz.Resolve(authz.Config{
-		Env:          opts.Env,
-		AllowedTools: opts.MCP.AllowedTools,
-		AllowedReads: opts.MCP.AllowedReads,
-		PolicyFile:   opts.MCP.PolicyFile,
-		Tool:         tool,
-		Read:         read,
-		Names: authz.Settings{
-			AllowedTools: opts.setting("Options.MCP.AllowedTools"),
-			AllowedReads: opts.setting("Options.MCP.AllowedReads"),
-			PolicyFile:   opts.setting("Options.MCP.PolicyFile"),
-			Env:          opts.setting("Options.Env"),
-			Tool:         opts.setting("App.ToolPolicy") + " or " + opts.setting("Options.MCP.ToolAuthorizer"),
-			Read:         opts.setting("App.ReadPolicy") + " or " + opts.setting("Options.MCP.ReadAuthorizer"),
-		},
-	})
-	if err != nil {
-		return authz.Policy{}, fmt.Errorf("server: %w", err)
-	}
-	return policy, nil
 }
 
 // remoteIP is the host part of a request's remote address.

@@ -589,7 +589,7 @@ func TestClaimJoinCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, err := srv.headless.issueCode(se.ID)
+		code, err := srv.issueCode(se.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -293,4 +295,23 @@ func humanDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dm", int(d/time.Minute))
 	}
+}
+
+// joinCommand is what a human runs to join session id.
+func (s *Server) joinCommand(id string) string {
+	addr := s.SSHAddr()
+	if addr == "" {
+		addr = s.opts.SSH.Addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, "22"
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+		if u, err := url.Parse(s.opts.MCP.PublicURL); err == nil && u.Hostname() != "" {
+			host = u.Hostname()
+		}
+	}
+	return fmt.Sprintf("ssh -p %s %s -t join %s", port, host, id)
 }

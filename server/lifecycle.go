@@ -1,12 +1,9 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -45,14 +42,20 @@ import (
 //   - A session started otherwise (headless) follows its own lifecycle:
 //     terminals come and go without ending it.
 
-// lifecycle is the registry of sessions with (or waiting for) terminals.
+// lifecycle owns what happens to a session between its start and its
+// end: its terminals and which is primary, detaching and the resume
+// grace, the idle reaping of sessions started over /mcp, and its one-time
+// join code. It is the only registry of sessions in this package
+// (session.Manager holds the sessions themselves; lifecycle decides when
+// they end). Lock order: lifecycle.mu, then a session's own locks; never
+// the other way, and no terminal's program is sent to under mu.
 type lifecycle struct {
 	s *Server
 
 	drained chan struct{} // closed by close: waiting joins give up
 	joins   *rateWindow   // join and resume requests of non-owners
 
-	timers sync.WaitGroup // running or pending grace timers
+	timers sync.WaitGroup // running or pending grace and reap timers
 
 	mu       sync.Mutex // protects the following and every liveSession's fields
 	sessions map[string]*liveSession
@@ -74,6 +77,22 @@ type liveSession struct {
 	timer      *time.Timer
 	gen        int // bumped on every detach and reattach
 	ended      bool
+	// startedBy is, for a session raxol_start started, the owner key of
+	// its API key (session.Owner.Key): raxol_list and raxol_stop see it,
+	// and it is reaped when idle. "" for every other session.
+	startedBy string
+	reap      *reaper
+	// code is the session's one-time join code, or nil.
+	code *joinCode
+}
+
+// reaper is the idle check of a session raxol_start started: it ends when
+// nobody has been attached and nothing changed for the idle period.
+type reaper struct {
+	timer   *time.Timer
+	active  time.Time // last time something was seen to happen
+	version uint64    // the snapshot version seen then
+	input   time.Time // the session's last input seen then
 }
 
 func newLifecycle(s *Server) *lifecycle {
@@ -284,6 +303,8 @@ func (l *lifecycle) endLocked(ls *liveSession) []*terminal {
 	ls.ended = true
 	delete(l.sessions, ls.se.ID)
 	l.stopTimerLocked(ls)
+	l.stopReapLocked(ls)
+	ls.code = nil
 	return slices.Clone(ls.terms)
 }
 
@@ -293,6 +314,142 @@ func (l *lifecycle) stopTimerLocked(ls *liveSession) {
 			l.timers.Done() // it will never run
 		}
 		ls.timer = nil
+	}
+}
+
+func (l *lifecycle) stopReapLocked(ls *liveSession) {
+	if ls.reap != nil && ls.reap.timer != nil {
+		if ls.reap.timer.Stop() {
+			l.timers.Done()
+		}
+		ls.reap.timer = nil
+	}
+}
+
+// ---- sessions raxol_start started ----
+
+// addStarted registers a session raxol_start started for the API key
+// whose owner key is by, reaped after Options.Headless.IdleTimeout idle.
+// It returns false when the server is shutting down or the session ended.
+func (l *lifecycle) addStarted(se *session.Session, by string) bool {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
+		return false
+	}
+	ls, ok := l.sessions[se.ID]
+	if !ok {
+		ls = &liveSession{se: se}
+		l.sessions[se.ID] = ls
+	}
+	ls.startedBy = by
+	ls.reap = &reaper{active: now, version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
+	l.armReapLocked(ls)
+	return true
+}
+
+func (l *lifecycle) reapEvery() time.Duration {
+	return min(max(l.s.opts.Headless.IdleTimeout/4, 10*time.Millisecond), time.Minute)
+}
+
+func (l *lifecycle) armReapLocked(ls *liveSession) {
+	l.timers.Add(1)
+	ls.reap.timer = time.AfterFunc(l.reapEvery(), func() {
+		defer l.timers.Done()
+		l.reapCheck(ls)
+	})
+}
+
+// reapCheck ends a session raxol_start started that has been idle for the
+// idle period: nobody attached (no MCP client, no terminal) and no change
+// to its model or input.
+func (l *lifecycle) reapCheck(ls *liveSession) {
+	idle := l.s.opts.Headless.IdleTimeout
+	l.mu.Lock()
+	if ls.ended || l.closed || ls.reap == nil {
+		l.mu.Unlock()
+		return
+	}
+	ls.reap.timer = nil // this one fired
+	se, r, now := ls.se, ls.reap, time.Now()
+	v, in := se.Dispatcher.Snapshot().Version, se.LastInput()
+	if len(se.Attached()) > 0 || v != r.version || !in.Equal(r.input) {
+		r.active, r.version, r.input = now, v, in
+	}
+	if now.Sub(r.active) < idle {
+		l.armReapLocked(ls)
+		l.mu.Unlock()
+		return
+	}
+	others := l.endLocked(ls)
+	l.mu.Unlock()
+	l.s.log.Info("headless session idle; ending it", "session", se.ID, "idle", idle)
+	l.finish(ls, others, "the session ended: idle for "+humanDuration(idle))
+}
+
+// startedBy returns the live sessions raxol_start started for owner key
+// by, oldest first.
+func (l *lifecycle) startedFor(by string) []*session.Session {
+	l.mu.Lock()
+	var out []*session.Session
+	for _, ls := range l.sessions {
+		if ls.startedBy == by && !ls.ended {
+			out = append(out, ls.se)
+		}
+	}
+	l.mu.Unlock()
+	slices.SortFunc(out, func(a, b *session.Session) int { return a.Created.Compare(b.Created) })
+	return out
+}
+
+// stopStarted ends session id if raxol_start started it for owner key by;
+// it reports whether it did.
+func (l *lifecycle) stopStarted(id, by string) bool {
+	l.mu.Lock()
+	ls, ok := l.sessions[id]
+	if !ok || ls.ended || ls.startedBy != by {
+		l.mu.Unlock()
+		return false
+	}
+	others := l.endLocked(ls)
+	l.mu.Unlock()
+	l.finish(ls, others, "the session was stopped (raxol_stop)")
+	return true
+}
+
+// ---- join codes (see joincode.go) ----
+
+// setCode gives live session id the join code jc, replacing any.
+func (l *lifecycle) setCode(id string, jc *joinCode) bool {
+	ls, ok := l.get(id)
+	if !ok {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ls.ended {
+		return false
+	}
+	ls.code = jc
+	return true
+}
+
+// withCode runs f with session id's join code (nil when it has none or
+// is not live) under the lock; f returns whether to keep the code.
+func (l *lifecycle) withCode(id string, f func(jc *joinCode) (keep bool)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var jc *joinCode
+	ls, ok := l.sessions[id]
+	if ok && !ls.ended {
+		jc = ls.code
+	}
+	if _, live := l.s.sessions.Get(id); !live {
+		jc = nil
+	}
+	if !f(jc) && ok {
+		ls.code = nil
 	}
 }
 
@@ -354,179 +511,9 @@ func (l *lifecycle) close() {
 		close(l.drained)
 		for _, ls := range l.sessions {
 			l.stopTimerLocked(ls)
+			l.stopReapLocked(ls)
 		}
 	}
 	l.mu.Unlock()
 	l.timers.Wait()
 }
-
-// terminal is one SSH terminal attached to a session.
-type terminal struct {
-	c    *conn
-	id   string // its session.Attachment id, once attached
-	role tui.Role
-	// startPrimary is set by reserve when the terminal is primary from the
-	// start (its model is made with Primary).
-	startPrimary bool
-	done         chan struct{} // closed when its program has ended
-
-	mu     sync.Mutex // protects the following
-	p      *tea.Program
-	closed bool
-	sends  sync.WaitGroup // messages on their way to the program
-	// inFlight counts those messages (protected by mu).
-	inFlight int
-}
-
-func newTerminal(c *conn, role tui.Role) *terminal {
-	return &terminal{c: c, role: role, done: make(chan struct{})}
-}
-
-func (t *terminal) owner() bool { return t.role == tui.RoleOwner }
-
-func (t *terminal) setProgram(p *tea.Program) {
-	t.mu.Lock()
-	t.p = p
-	t.mu.Unlock()
-}
-
-func (t *terminal) program() *tea.Program {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.p
-}
-
-// send delivers msg to the terminal's program without blocking the
-// caller; after (when not nil) is waited for first. It returns a channel
-// closed once the program took the message (or ended), or nil when the
-// terminal has no program any more.
-func (t *terminal) send(msg tea.Msg) <-chan struct{} { return t.sendAfter(nil, msg) }
-
-func (t *terminal) sendAfter(after <-chan struct{}, msg tea.Msg) <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed || t.p == nil || t.inFlight >= maxInFlightSends {
-		// A program that is not taking messages (stuck writing to a
-		// client that stopped reading) gets no more goroutines queued on
-		// it: to its senders it is a terminal that cannot receive.
-		return nil
-	}
-	p := t.p
-	sent := make(chan struct{})
-	t.inFlight++
-	t.sends.Go(func() {
-		defer close(sent)
-		defer func() {
-			t.mu.Lock()
-			t.inFlight--
-			t.mu.Unlock()
-		}()
-		if after != nil {
-			<-after
-		}
-		p.Send(msg) // returns at once when the program has ended
-	})
-	return sent
-}
-
-// maxInFlightSends bounds the messages waiting for one terminal's program.
-const maxInFlightSends = 32
-
-// end closes done and waits for messages on their way; call it after the
-// program has ended (its Send is then a no-op).
-func (t *terminal) end() {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		return
-	}
-	t.closed = true
-	close(t.done)
-	t.mu.Unlock()
-	t.sends.Wait()
-}
-
-// keySink delivers an agent's keys into this terminal.
-func (t *terminal) keySink(agent string, keys []string) error {
-	res := make(chan error, 1)
-	if t.send(tui.AgentKeysMsg{Agent: agent, Keys: keys, Result: res}) == nil {
-		return session.ErrNoTerminal
-	}
-	timer := time.NewTimer(5 * time.Second)
-	defer timer.Stop()
-	select {
-	case err := <-res:
-		return err
-	case <-t.done:
-		return session.ErrNoTerminal
-	case <-timer.C:
-		return errors.New("the terminal did not take the keys within 5s")
-	}
-}
-
-// approvalSink asks this terminal's human about an agent's call.
-func (t *terminal) approvalSink(ctx context.Context, req session.ApprovalRequest) (session.Approval, error) {
-	reply := make(chan session.Approval, 1)
-	sent := t.send(tui.ApprovalMsg{Req: req, Reply: reply})
-	if sent == nil {
-		return session.Refused, session.ErrNoTerminal
-	}
-	select {
-	case a := <-reply:
-		return a, nil
-	case <-ctx.Done():
-		t.sendAfter(sent, tui.WithdrawApprovalMsg{ID: req.ID})
-		return session.Refused, ctx.Err()
-	case <-t.done:
-		return session.Refused, session.ErrNoTerminal
-	}
-}
-
-// joinSink asks this terminal's human whether someone may join.
-func (t *terminal) joinSink(ctx context.Context, req session.JoinRequest) (session.JoinAnswer, error) {
-	reply := make(chan session.JoinAnswer, 1)
-	sent := t.send(tui.JoinMsg{Req: req, Reply: reply})
-	if sent == nil {
-		return session.JoinRefused, session.ErrNoTerminal
-	}
-	select {
-	case a := <-reply:
-		return a, nil
-	case <-ctx.Done():
-		// The requester gave up (left, or the timeout): withdraw the
-		// prompt, after it was shown.
-		t.sendAfter(sent, tui.WithdrawApprovalMsg{ID: req.ID})
-		return session.JoinRefused, ctx.Err()
-	case <-t.done:
-		return session.JoinRefused, session.ErrNoTerminal
-	}
-}
-
-// promoteMsg makes a secondary owner terminal the primary one.
-type promoteMsg struct{}
-
-// termModel wraps a terminal's tui model to note whether the human quit
-// (ctrl+c) and to make it primary when promoted.
-type termModel struct {
-	inner *tui.Model
-	se    *session.Session
-	quit  atomic.Bool
-}
-
-func (m *termModel) Init() tea.Cmd { return m.inner.Init() }
-
-func (m *termModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		if msg.String() == "ctrl+c" {
-			m.quit.Store(true) // every role leaves on ctrl+c
-		}
-	case promoteMsg:
-		_, cmd := m.inner.Update(tui.SetPrimaryMsg(true))
-		return m, cmd
-	}
-	_, cmd := m.inner.Update(msg)
-	return m, cmd
-}
-
-func (m *termModel) View() tea.View { return m.inner.View() }

@@ -371,4 +371,38 @@ var (
 	ErrSessionLimit = errors.New("too many sessions")
 	// ErrStarted: Start, Serve or ListenAndServe was called a second time.
 	ErrStarted = errors.New("server: already started")
+	// ErrNoSession: no live session has that id.
+	ErrNoSession = errors.New("server: no such live session")
 )
+
+// resolvePolicy resolves the authorization policy from the app and the
+// options, with the same precedence as [New].
+func resolvePolicy(app App, opts Options) (authz.Policy, error) {
+	tool, read := app.ToolPolicy, app.ReadPolicy
+	if opts.MCP.ToolAuthorizer != nil {
+		tool = opts.MCP.ToolAuthorizer
+	}
+	if opts.MCP.ReadAuthorizer != nil {
+		read = opts.MCP.ReadAuthorizer
+	}
+	policy, err := authz.Resolve(authz.Config{
+		Env:          opts.Env,
+		AllowedTools: opts.MCP.AllowedTools,
+		AllowedReads: opts.MCP.AllowedReads,
+		PolicyFile:   opts.MCP.PolicyFile,
+		Tool:         tool,
+		Read:         read,
+		Names: authz.Settings{
+			AllowedTools: opts.setting("Options.MCP.AllowedTools"),
+			AllowedReads: opts.setting("Options.MCP.AllowedReads"),
+			PolicyFile:   opts.setting("Options.MCP.PolicyFile"),
+			Env:          opts.setting("Options.Env"),
+			Tool:         opts.setting("App.ToolPolicy") + " or " + opts.setting("Options.MCP.ToolAuthorizer"),
+			Read:         opts.setting("App.ReadPolicy") + " or " + opts.setting("Options.MCP.ReadAuthorizer"),
+		},
+	})
+	if err != nil {
+		return authz.Policy{}, fmt.Errorf("server: %w", err)
+	}
+	return policy, nil
+}

@@ -1,0 +1,520 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/ssh"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// ending records why a session is ending; the first reason wins.
+type ending struct {
+	mu      sync.Mutex
+	outcome string
+	reason  string
+}
+
+func (e *ending) set(outcome, reason string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.outcome != "" {
+		return false
+	}
+	e.outcome, e.reason = outcome, reason
+	return true
+}
+
+func (e *ending) get() (outcome, reason string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.outcome, e.reason
+}
+
+// handle is the SSH middleware: it admits the connection, runs what its
+// command asks (a new session, the picker of detached sessions, join or
+// resume; see lifecycle.go), and logs one line when it ends. On the
+// server's own listener (passOn false) nothing comes after it and an
+// unknown command is refused; mounted in another wish server (passOn), a
+// session with a command that is not ours goes on to next.
+func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
+	return func(sess ssh.Session) {
+		if passOn && !ourCommand(sess.Command()) {
+			next(sess)
+			return
+		}
+		s.wg.Add(1)
+		defer s.wg.Done()
+		c := s.newConn(sess)
+		defer c.logEnd()
+		defer s.hangUpIfDraining(sess)
+		defer c.exit()
+		defer c.stopAll()
+
+		if reason, ok := sess.Context().Value(rejectKey).(string); ok {
+			c.end.set(metrics.OutcomeRejected, reason)
+			return
+		}
+		if !c.hasPty {
+			c.end.set(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
+			return
+		}
+		if why := tui.Undrivable(c.pty.Term); why != "" {
+			c.end.set(metrics.OutcomeRejected, why)
+			return
+		}
+		if s.isDraining() {
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			return
+		}
+		c.start()
+
+		cmd := sess.Command()
+		switch {
+		case len(cmd) == 0:
+			s.login(c)
+		case len(cmd) == 2 && cmd[0] == "resume":
+			s.attachCmd(c, "resume", cmd[1], "")
+		case (len(cmd) == 2 || len(cmd) == 3) && cmd[0] == "join":
+			code := ""
+			if len(cmd) == 3 {
+				code = cmd[2]
+			}
+			s.attachCmd(c, "join", cmd[1], code)
+		default:
+			c.end.set(metrics.OutcomeRejected, "unknown command; connect without one for a new session, or with `join <session-id> [code]` or `resume <session-id>`")
+		}
+		if s.isDraining() {
+			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		}
+	}
+}
+
+// ourCommand reports whether an SSH command is one handle serves.
+func ourCommand(cmd []string) bool {
+	switch {
+	case len(cmd) == 0:
+		return true
+	case len(cmd) == 2 && cmd[0] == "resume":
+		return true
+	case (len(cmd) == 2 || len(cmd) == 3) && cmd[0] == "join":
+		return true
+	}
+	return false
+}
+
+// login starts a new session for a plain shell login, after offering the
+// owner's detached sessions, if any.
+func (s *Server) login(c *conn) {
+	if c.fp != "" {
+		if list := s.life.detachedFor(c.ownerKey()); len(list) > 0 {
+			id, ok := s.pick(c, list)
+			if !ok {
+				return
+			}
+			if id != "" {
+				s.attachCmd(c, "resume", id, "")
+				return
+			}
+		}
+	}
+	owner := session.Owner{User: c.user, KeyFingerprint: c.fp, RemoteAddr: c.remote}
+	w, h := c.size()
+	se, err := s.startSession(owner, ui.Identity{Term: c.pty.Term, Width: w, Height: h})
+	switch {
+	case errors.Is(err, ErrShutdown):
+		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		return
+	case errors.Is(err, ErrSessionLimit):
+		c.end.set(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser))
+		return
+	case err != nil:
+		c.end.set(metrics.OutcomeError, "could not start a session")
+		s.log.Error("session start failed", "err", err)
+		return
+	}
+	ls, ok := s.life.add(se)
+	if !ok {
+		s.sessions.End(se.ID)
+		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		return
+	}
+	s.runTerminal(c, ls, tui.RoleOwner)
+}
+
+// tooManySessions is what a login over the per-owner cap is told. The
+// cap counts the proven key, under every user name it logged in with.
+func tooManySessions(owner session.Owner, limit int) string {
+	if owner.KeyFingerprint != "" {
+		return fmt.Sprintf("too many sessions for your key %s (limit %d, under any user name, detached ones included); close one and try again", owner.KeyFingerprint, limit)
+	}
+	return fmt.Sprintf("too many sessions for user %q (limit %d); close one and try again", owner.User, limit)
+}
+
+// conn is one SSH session (channel) with a terminal: the connection's
+// input, window size, limits and ending.
+type conn struct {
+	s      *Server
+	sess   ssh.Session
+	pty    ssh.Pty
+	winCh  <-chan ssh.Window
+	hasPty bool
+	user   string
+	fp     string // "" without a proven key
+	remote string
+	begin  time.Time
+	end    ending
+
+	// ctx ends with the connection, or when stop is called.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	lastInput atomic.Int64 // unix nanoseconds
+	se        atomic.Pointer[session.Session]
+	inputDone chan struct{} // closed when the client's input ended
+	wg        sync.WaitGroup
+	timers    []*time.Timer
+
+	mu      sync.Mutex // protects the following
+	win     ssh.Window
+	prog    *tea.Program   // the program running now, or nil
+	in      *io.PipeWriter // where input goes now, or nil
+	command string
+	sid     string
+	role    string
+}
+
+func (s *Server) newConn(sess ssh.Session) *conn {
+	pty, winCh, hasPty := sess.Pty()
+	c := &conn{
+		s:         s,
+		sess:      sess,
+		pty:       pty,
+		winCh:     winCh,
+		hasPty:    hasPty,
+		user:      sess.User(),
+		remote:    sess.RemoteAddr().String(),
+		begin:     time.Now(),
+		win:       pty.Window,
+		inputDone: make(chan struct{}),
+		command:   "login",
+	}
+	if k := sess.PublicKey(); k != nil {
+		c.fp = gossh.FingerprintSHA256(k)
+	}
+	if cmd := sess.Command(); len(cmd) > 0 {
+		c.command = cmd[0]
+	}
+	c.ctx, c.cancel = context.WithCancel(sess.Context())
+	c.lastInput.Store(c.begin.UnixNano())
+	return c
+}
+
+// ownerKey is the connecting client's identity as a session owner
+// (session.Owner.Key): its proven key, whatever user name it gave.
+func (c *conn) ownerKey() string {
+	return session.Owner{User: c.user, KeyFingerprint: c.fp}.Key()
+}
+
+// isOwnerOf reports whether the client is se's owner: it proved the key
+// that started se. The user name does not matter: the client chooses it
+// freely, and a key's sessions all count against that key's cap, so all
+// of them are its to resume. A client without a key never is an owner.
+func (c *conn) isOwnerOf(se *session.Session) bool {
+	return c.fp != "" && se.Owner.KeyFingerprint != "" && se.Owner.Key() == c.ownerKey()
+}
+
+// limitKey identifies the client for the join rate limit: its key, or
+// its address without one (never the user name, which it varies freely).
+func (c *conn) limitKey() string {
+	if c.fp != "" {
+		return "key\x00" + c.fp
+	}
+	return "addr\x00" + hostOf(c.sess.RemoteAddr())
+}
+
+func (c *conn) attached(se *session.Session, role tui.Role) {
+	c.se.Store(se)
+	se.Touch()
+	c.mu.Lock()
+	c.sid, c.role = se.ID, role.String()
+	c.mu.Unlock()
+}
+
+// start runs the connection's input pump and window watcher, and its
+// idle and maximum duration limits.
+func (c *conn) start() {
+	s := c.s
+	// The pump reads the client's input for as long as the channel is
+	// open, past the end of the handler; the server's WaitGroup joins it.
+	s.wg.Go(c.pump)
+	c.wg.Go(c.watchWindow)
+
+	idle := s.opts.Limits.IdleTimeout
+	var idleTimer *time.Timer
+	idleTimer = time.AfterFunc(idle, func() {
+		if since := time.Since(time.Unix(0, c.lastInput.Load())); since < idle {
+			idleTimer.Reset(idle - since)
+			return
+		}
+		c.stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
+	})
+	maxTimer := time.AfterFunc(s.opts.Limits.MaxSessionDuration, func() {
+		c.stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", s.opts.Limits.MaxSessionDuration))
+	})
+	c.timers = []*time.Timer{idleTimer, maxTimer}
+}
+
+// stopAll stops the limits and the window watcher.
+func (c *conn) stopAll() {
+	for _, t := range c.timers {
+		t.Stop()
+	}
+	c.cancel()
+	c.wg.Wait()
+}
+
+// stop ends the connection's program with outcome and reason, unless it is
+// already ending for another reason.
+func (c *conn) stop(outcome, reason string) {
+	if c.end.set(outcome, reason) {
+		c.cancel()
+	}
+}
+
+// gone reports whether the client went away: the connection or its input
+// ended.
+func (c *conn) gone() bool {
+	select {
+	case <-c.inputDone:
+		return true
+	default:
+		return c.sess.Context().Err() != nil
+	}
+}
+
+// pump copies the client's input to the running program.
+func (c *conn) pump() {
+	defer close(c.inputDone)
+	buf := make([]byte, 4<<10)
+	for {
+		n, err := c.sess.Read(buf)
+		if n > 0 {
+			c.lastInput.Store(time.Now().UnixNano())
+			if se := c.se.Load(); se != nil {
+				se.Touch()
+			}
+			c.mu.Lock()
+			w := c.in
+			c.mu.Unlock()
+			if w != nil {
+				// Fails once that program's input is closed: what it did
+				// not read is dropped with it.
+				_, _ = w.Write(buf[:n])
+			}
+		}
+		if err != nil {
+			// The client closed the session (or its input) but may keep
+			// the connection, e.g. an OpenSSH ControlMaster: nothing can
+			// reach the program any more (run quits it).
+			return
+		}
+	}
+}
+
+// watchWindow forwards window size changes to the running program.
+func (c *conn) watchWindow() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case w, ok := <-c.winCh:
+			if !ok {
+				return
+			}
+			c.mu.Lock()
+			c.win = w
+			p := c.prog
+			c.mu.Unlock()
+			if p != nil {
+				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+			}
+		}
+	}
+}
+
+func (c *conn) size() (w, h int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.win.Width, c.win.Height
+}
+
+// newInput returns the input of the next program: what the client types
+// from now on.
+func (c *conn) newInput() *io.PipeReader {
+	r, w := io.Pipe()
+	c.mu.Lock()
+	c.in = w
+	c.mu.Unlock()
+	return r
+}
+
+// closeInput ends a program's input; the pump drops what it was writing.
+func (c *conn) closeInput(r *io.PipeReader) {
+	c.mu.Lock()
+	c.in = nil
+	c.mu.Unlock()
+	_ = r.Close()
+}
+
+// run runs p, which reads in, until it quits, the client goes away or
+// stop is called.
+func (c *conn) run(p *tea.Program, in *io.PipeReader) error {
+	c.mu.Lock()
+	c.prog = p
+	c.mu.Unlock()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-c.ctx.Done():
+			p.Quit()
+		case <-c.inputDone:
+			p.Quit()
+		case <-done:
+		}
+	})
+	_, err := p.Run()
+	p.Kill()
+	close(done)
+	wg.Wait()
+	c.mu.Lock()
+	c.prog = nil
+	c.mu.Unlock()
+	c.closeInput(in)
+	return err
+}
+
+// readLine reads a line the client types after prompt, echoing it, until
+// enter. ok is false when ctx ends, the client leaves or presses ctrl+c.
+func (c *conn) readLine(ctx context.Context, prompt string) (line string, ok bool) {
+	out := c.sess.Stderr()
+	fmt.Fprint(out, prompt)
+	in := c.newInput()
+	type result struct {
+		line string
+		ok   bool
+	}
+	res := make(chan result, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var buf []byte
+		b := make([]byte, 1)
+		for {
+			if _, err := in.Read(b); err != nil {
+				res <- result{}
+				return
+			}
+			switch ch := b[0]; {
+			case ch == '\r' || ch == '\n':
+				res <- result{string(buf), true}
+				return
+			case ch == 3 || ch == 4: // ctrl+c, ctrl+d
+				res <- result{}
+				return
+			case ch == 0x7f || ch == '\b':
+				if len(buf) > 0 {
+					buf = buf[:len(buf)-1]
+					_, _ = io.WriteString(out, "\b \b")
+				}
+			case ch >= 0x20 && len(buf) < 64:
+				buf = append(buf, ch)
+				_, _ = out.Write(b)
+			}
+		}
+	})
+	var r result
+	select {
+	case r = <-res:
+	case <-ctx.Done():
+	case <-c.inputDone:
+	}
+	c.closeInput(in)
+	wg.Wait()
+	fmt.Fprintln(out)
+	return r.line, r.ok
+}
+
+// exit tells the client why the connection ends, if there is a reason,
+// and sends the exit status: 0 for a normal end.
+func (c *conn) exit() {
+	outcome, reason := c.end.get()
+	if reason != "" {
+		fmt.Fprintln(c.sess.Stderr(), "raxol-ssh: "+reason)
+	}
+	code := 0
+	if outcome != "" && outcome != metrics.OutcomeOK {
+		code = 1
+	}
+	_ = c.sess.Exit(code)
+}
+
+func (c *conn) logEnd() {
+	outcome, reason := c.end.get()
+	if outcome == "" {
+		outcome = metrics.OutcomeOK
+	}
+	c.s.metrics.Connection(outcome)
+	c.mu.Lock()
+	command, sid, role := c.command, c.sid, c.role
+	c.mu.Unlock()
+	c.s.log.Info("ssh session ended",
+		"remote", c.remote,
+		"user", c.user,
+		"key", c.fp,
+		"term", c.pty.Term,
+		"size", fmt.Sprintf("%dx%d", c.pty.Window.Width, c.pty.Window.Height),
+		"command", command,
+		"session", sid,
+		"role", role,
+		"duration", time.Since(c.begin).Round(time.Millisecond),
+		"outcome", outcome,
+		"reason", reason,
+	)
+}
+
+// hangUpGrace is how long a client whose session ended during a drain
+// may keep its connection open before the server closes it.
+const hangUpGrace = time.Second
+
+// hangUpIfDraining closes the connection of a session that ended while the
+// server drains, unless the client hangs up within [hangUpGrace]. Clients
+// normally hang up when their session ends, but one that keeps the
+// connection open (an OpenSSH ControlMaster, a library client) would
+// otherwise hold Shutdown, which waits for connections to close, until the
+// drain timeout, and make it fail.
+func (s *Server) hangUpIfDraining(sess ssh.Session) {
+	if !s.isDraining() {
+		return
+	}
+	t := time.NewTimer(hangUpGrace)
+	defer t.Stop()
+	select {
+	case <-sess.Context().Done(): // the connection closed
+	case <-t.C:
+		if c, ok := sess.Context().Value(ssh.ContextKeyConn).(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}

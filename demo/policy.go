@@ -4,7 +4,7 @@ import "github.com/raxol-ssh/raxol-ssh/authz"
 
 // ToolPolicy is the demo's own authorization policy for tool calls,
 // declared here so that the default run boots (an operator's
-// --mcp-allowed-tools or --mcp-policy replaces it): reads and ordinary
+// allowlist or policy file replaces it): reads and ordinary
 // writes are allowed; confirming a restart, the demo's destructive action,
 // and pressing keys in the human's terminal are asked of the human; the
 // headless-session tools of /mcp are allowed to API key holders.
@@ -15,7 +15,7 @@ func ToolPolicy() authz.Func {
 		{Match: Name + ".**", Decision: authz.KindAllow},
 		{Match: "raxol_screenshot", Decision: authz.KindAllow},
 		{Match: "discover_tools", Decision: authz.KindAllow},
-		// The server-level /mcp endpoint (served only with --api-keys,
+		// The server-level /mcp endpoint (served only with API keys,
 		// the operator's opt-in): agents holding a key may start, list and
 		// stop their own headless sessions.
 		{Match: "raxol_start", Decision: authz.KindAllow},

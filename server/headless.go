@@ -182,7 +182,7 @@ func (h *headless) wrongKeyThrottled(r *http.Request) bool {
 	return !h.failures.spend(remoteIP(r))
 }
 
-// ServeHTTP serves /mcp: 404 without --api-keys, then Origin and Host
+// ServeHTTP serves /mcp: 404 without Options.Headless.APIKeysFile, then Origin and Host
 // checks, then the API key (a wrong one spends the address's budget of
 // wrong keys, and is answered 429 once that is used up), then the MCP
 // server.
@@ -285,7 +285,7 @@ func (h *headless) addTools() {
 const hostHeader = "X-Raxol-Request-Host"
 
 // baseFor is the base URL of the session endpoints for the caller of req:
-// --public-url when set; else the host the caller reached /mcp by, which
+// Options.MCP.PublicURL when set; else the host the caller reached /mcp by, which
 // it can reach the sessions by too; else the listener's address.
 func (h *headless) baseFor(req *mcp.CallToolRequest) string {
 	if h.s.opts.MCP.PublicURL == "" && req.Extra != nil {

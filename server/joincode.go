@@ -10,7 +10,7 @@ import (
 
 // One-time join codes let a human join a session no owner terminal can
 // approve a join for: one raxol_start started, or the stdio session of
-// `raxol-ssh mcp --stdio` served with SSH. The code lives with the
+// [ServeStdio] served with SSH. The code lives with the
 // session in the lifecycle and ends with it.
 
 const (

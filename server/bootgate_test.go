@@ -107,7 +107,7 @@ func TestBootGateRefusesUnconfiguredPolicy(t *testing.T) {
 			name:  "dev, app without policy, no settings",
 			app:   bareApp(),
 			opts:  func(*testing.T) server.Options { return server.Options{Env: server.EnvDev} },
-			names: []string{"Options.MCP.AllowedTools", "Options.MCP.PolicyFile", "Options.MCP.AllowedReads"},
+			names: []string{"Options.MCP.AllowedTools", "Options.MCP.PolicyFile", "Options.MCP.AllowedReads", "App.ToolPolicy", "App.ReadPolicy", "Options.MCP.ToolAuthorizer"},
 		},
 		{
 			name:  "default env, app without policy, no settings",

@@ -167,3 +167,49 @@ func TestREADMEProductionPolicyBoots(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// TestFlagsUseTheLibraryDefaults: each flag's default is the server's
+// exported default, so the binary and the library agree, and errors and
+// the posture line name the flags for the option fields they set.
+func TestFlagsUseTheLibraryDefaults(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	o, _, err := parse(nil, env(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := o.Limits
+	if l.MaxConnections != server.DefaultMaxConnections || l.MaxPerIP != server.DefaultMaxPerIP ||
+		l.MaxSessionsPerUser != server.DefaultMaxSessionsPerUser || l.MaxHTTPConnections != server.DefaultMaxHTTPConnections ||
+		l.MaxHTTPPerIP != server.DefaultMaxHTTPPerIP || l.MaxChannelsPerConnection != server.DefaultMaxChannelsPerConnection ||
+		l.HandshakeTimeout != server.DefaultHandshakeTimeout || l.IdleTimeout != server.DefaultIdleTimeout ||
+		l.MaxSessionDuration != server.DefaultMaxSessionDuration || l.MaxAuthFailures != server.DefaultMaxAuthFailures ||
+		l.AuthFailureWindow != server.DefaultAuthFailureWindow {
+		t.Errorf("limit defaults %+v differ from the server's", l)
+	}
+	if o.SSH.ResumeGrace != server.DefaultResumeGrace || o.DrainTimeout != server.DefaultDrainTimeout ||
+		o.MCP.LensMode != server.DefaultLensMode || o.MCP.MaxTools != server.DefaultMaxTools ||
+		o.MCP.ToolCallsPerSecond != server.DefaultToolCallsPerSecond || o.MCP.ToolCallBurst != server.DefaultToolCallBurst ||
+		o.MCP.MaxClients != server.DefaultMCPMaxClients || o.MCP.ClientIdleTimeout != server.DefaultClientIdleTimeout ||
+		o.Headless.IdleTimeout != server.DefaultHeadlessIdleTimeout || o.Headless.MaxClients != server.DefaultHeadlessMaxClients {
+		t.Errorf("option defaults %+v differ from the server's", o)
+	}
+	if dir, _ := server.DefaultDataDir(); o.DataDir != dir {
+		t.Errorf("data dir %q, want the server's default %q", o.DataDir, dir)
+	}
+	for field, flag := range map[string]string{
+		"Options.SSH.AuthorizedKeysFile": "--authorized-keys",
+		"Options.MCP.AllowedTools":       "--mcp-allowed-tools",
+		"Options.Headless.APIKeysFile":   "--api-keys",
+		"Options.Limits.MaxPerIP":        "--max-per-ip",
+		"App.ToolPolicy":                 "App.ToolPolicy", // no flag sets it
+	} {
+		if got := o.Setting(field); got != flag {
+			t.Errorf("Setting(%q) = %q, want %q", field, got, flag)
+		}
+	}
+	// --resume-grace 0 means none, which the library spells negative.
+	o, _, err = parse([]string{"--resume-grace", "0"}, env(nil), &bytes.Buffer{})
+	if err != nil || o.SSH.ResumeGrace >= 0 {
+		t.Errorf("--resume-grace 0: %v, %v; want a negative grace", o.SSH.ResumeGrace, err)
+	}
+}

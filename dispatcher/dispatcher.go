@@ -193,7 +193,8 @@ func New(m ui.Model, opts *Options) *Dispatcher {
 // Send enqueues msgs to be folded, in order and atomically, with origin o.
 // It never blocks: it returns [ErrQueueFull] when the queue has no room and
 // [ErrClosed] after Close. Send with no messages does nothing. Nil messages
-// are skipped and tea.QuitMsg is ignored (the app cannot end the session).
+// are skipped and tea.QuitMsg sent this way is ignored (only a command of
+// the app ends its session: see Hooks.OnQuit).
 func (d *Dispatcher) Send(o Origin, msgs ...tea.Msg) error {
 	if d.closed() {
 		return ErrClosed

@@ -38,8 +38,11 @@
 // Options.MaxCommands at a time, and their results are folded with origin
 // {Kind: OriginCommand, Name: <origin of the fold that returned them>}.
 // tea.Batch runs its commands concurrently; tea.Sequence runs them in order,
-// folding each result before the next command starts. [tea.QuitMsg] is
-// ignored: an app cannot end its session, which belongs to the server.
+// folding each result before the next command starts. A command's
+// [tea.QuitMsg], ui.EndSessionMsg or ui.CloseTerminalMsg is not folded: it
+// goes to Hooks.OnQuit with the command's origin, whose owner (the session
+// manager) ends the session or closes the terminal that asked; without the
+// hook it is dropped.
 // Commands still inside their own code when the dispatcher closes keep
 // running until they return; their results are dropped.
 package dispatcher

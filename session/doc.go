@@ -7,8 +7,13 @@
 // What flows out: [Session] values holding the session's id (the public
 // handle in URLs, 144 random bits), its separate MCP bearer token (256
 // random bits), its owner, its times, who is attached, and the
-// [dispatcher.Dispatcher] that owns its model. Ending a session closes its
-// dispatcher and runs the session's end hooks.
+// [dispatcher.Dispatcher] that owns its model. Ending a session
+// ([Manager.EndCause]) cancels its [Session.Context] with the cause (an
+// error matching [ErrEnded] whose message its humans are told), closes its
+// dispatcher and runs the end hook. The app's own end commands (tea.Quit,
+// ui.EndSession, ui.CloseTerminal) arrive here from the dispatcher and are
+// carried out: the first two end the session, the last goes to
+// Options.OnCloseTerminal with the terminal's attachment id.
 //
 // Text from outside (attachment names, activity entries, approval and join
 // requests, the agent named with keys) is cleaned with safetext.Clean and

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"go.uber.org/goleak"
 
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -301,5 +303,137 @@ func TestPresenceTracksWhenAgentsLastActed(t *testing.T) {
 	term.Detach()
 	if len(s.Attached()) != 0 {
 		t.Fatalf("after Detach: %+v", s.Attached())
+	}
+}
+
+// quitter returns, for each message naming one, the command asking the
+// session to end or a terminal to close.
+type quitter struct{}
+
+type (
+	askQuit  struct{}
+	askEnd   struct{ reason string }
+	askClose struct{}
+)
+
+func (quitter) Init() tea.Cmd { return nil }
+func (q quitter) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case askQuit:
+		return q, tea.Quit
+	case askEnd:
+		return q, ui.EndSession(msg.reason)
+	case askClose:
+		return q, ui.CloseTerminal("bye\x1b[2J")
+	case tea.QuitMsg:
+		return q, ui.EndSession("a QuitMsg folded as a message must not end it")
+	}
+	return q, nil
+}
+func (quitter) View() ui.Node { return ui.Text{Text: "q"} }
+
+// TestAppEndsItsSession: tea.Quit and ui.EndSession from a command end the
+// session with their reason as its context's cause; a QuitMsg sent as a
+// message does not; ui.CloseTerminal reaches OnCloseTerminal only when a
+// human's input led to it, with the terminal's id and a cleaned reason.
+func TestAppEndsItsSession(t *testing.T) {
+	type closed struct{ id, reason string }
+	closes := make(chan closed, 4)
+	m := NewManager(&Options{OnCloseTerminal: func(_ *Session, id, reason string) { closes <- closed{id, reason} }})
+	defer m.Close()
+	start := func() *Session {
+		s, _, err := m.Start("q", Owner{User: "u"}, quitter{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	human := dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: "u", ID: "t7"}
+
+	s := start()
+	if err := s.Dispatcher.Send(human, tea.QuitMsg{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispatcher.Call(t.Context(), human, askClose{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-closes:
+		if c.id != "t7" || c.reason != "bye" {
+			t.Fatalf("OnCloseTerminal(%q, %q), want t7 and the cleaned reason", c.id, c.reason)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("CloseTerminal from a human's key never reached OnCloseTerminal")
+	}
+	agent := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "bot"}
+	if err := s.Dispatcher.Call(t.Context(), agent, askClose{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Dispatcher.Call(t.Context(), agent, askEnd{"second"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("ui.EndSession did not end the session")
+	}
+	if got := EndReason(s); got != "second" {
+		t.Fatalf("end reason %q, want the app's (a folded QuitMsg must not have ended it first)", got)
+	}
+	if !errors.Is(context.Cause(s.Context()), ErrEnded) {
+		t.Fatalf("cause %v does not match ErrEnded", context.Cause(s.Context()))
+	}
+	select {
+	case c := <-closes:
+		t.Fatalf("an agent's CloseTerminal closed terminal %q", c.id)
+	default:
+	}
+	if _, ok := m.Get(s.ID); ok {
+		t.Fatal("ended session still registered")
+	}
+
+	s = start()
+	if err := s.Dispatcher.Call(t.Context(), human, askQuit{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Context().Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("tea.Quit did not end the session")
+	}
+	if got := EndReason(s); got != "the app ended the session" {
+		t.Fatalf("end reason %q", got)
+	}
+	s = start()
+	m.End(s.ID)
+	if got := EndReason(s); got != ErrEnded.Error() {
+		t.Fatalf("End's reason %q, want %q", got, ErrEnded)
+	}
+}
+
+// TestStartFuncGivesTheIDAndReleasesTheSlotOnError: the model is made with
+// the new session's id; a failed constructor starts nothing and leaves the
+// owner's slot free.
+func TestStartFuncGivesTheIDAndReleasesTheSlotOnError(t *testing.T) {
+	m := NewManager(nil)
+	defer m.Close()
+	o := Owner{User: "solo"}
+	boom := errors.New("boom")
+	if _, _, err := m.StartFunc("a", o, func(string) (ui.Model, error) { return nil, boom }, 1); !errors.Is(err, boom) {
+		t.Fatalf("a failing constructor: %v, want its error", err)
+	}
+	if _, _, err := m.StartFunc("a", o, func(string) (ui.Model, error) { return nil, nil }, 1); err == nil {
+		t.Fatal("a nil model started a session")
+	}
+	var gotID string
+	s, ok, err := m.StartFunc("a", o, func(id string) (ui.Model, error) { gotID = id; return app{}, nil }, 1)
+	if err != nil || !ok {
+		t.Fatalf("the owner's only slot was not free after failed starts: %v %v", ok, err)
+	}
+	if gotID != s.ID {
+		t.Fatalf("constructor got id %q, session is %q", gotID, s.ID)
+	}
+	if m.Count() != 1 {
+		t.Fatalf("%d sessions, want 1", m.Count())
 	}
 }

@@ -165,13 +165,7 @@ func TestAppEndsItsSessionOrTerminal(t *testing.T) {
 	} {
 		t.Run(tc.key, func(t *testing.T) {
 			t.Parallel()
-			srv, seen := whoServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
-			key := newKey(t)
-			owner := connect(t, srv.SSHAddr(), clientOpts{user: "carol", key: key})
-			owner.WaitFor(t, "globals=0", waitLong)
-			id := seen()[0].SessionID
-			other := connect(t, srv.SSHAddr(), clientOpts{user: "carol", key: key, command: "join " + id})
-			other.WaitFor(t, "globals=0", waitLong)
+			srv, id, owner, other := twoTerminals(t, "carol")
 			se, _ := srv.Sessions().Get(id)
 			ag := attachAgent(t, srv, se, false)
 			owner.Type(tc.key)
@@ -189,13 +183,7 @@ func TestAppEndsItsSessionOrTerminal(t *testing.T) {
 	}
 	t.Run("close terminal", func(t *testing.T) {
 		t.Parallel()
-		srv, seen := whoServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
-		key := newKey(t)
-		owner := connect(t, srv.SSHAddr(), clientOpts{user: "dave", key: key})
-		owner.WaitFor(t, "globals=0", waitLong)
-		id := seen()[0].SessionID
-		other := connect(t, srv.SSHAddr(), clientOpts{user: "dave", key: key, command: "join " + id})
-		other.WaitFor(t, "globals=0", waitLong)
+		srv, id, owner, other := twoTerminals(t, "dave")
 		other.Type("x")
 		_, out := other.WaitExit(t, waitLong)
 		if !strings.Contains(out+other.Screen(), "see you, dave") {
@@ -210,6 +198,20 @@ func TestAppEndsItsSessionOrTerminal(t *testing.T) {
 			t.Fatal("closing a terminal ended the session")
 		}
 	})
+}
+
+// twoTerminals serves whoApp with a resume grace and logs user in twice
+// with one key: a new session, and a second owner terminal joined to it.
+func twoTerminals(t *testing.T, user string) (srv *testServer, id string, owner, other *client) {
+	t.Helper()
+	srv, seen := whoServer(t, server.Options{SSH: server.SSHOptions{ResumeGrace: time.Minute}})
+	key := newKey(t)
+	owner = connect(t, srv.SSHAddr(), clientOpts{user: user, key: key})
+	owner.WaitFor(t, "globals=0", waitLong)
+	id = seen()[0].SessionID
+	other = connect(t, srv.SSHAddr(), clientOpts{user: user, key: key, command: "join " + id})
+	other.WaitFor(t, "globals=0", waitLong)
+	return srv, id, owner, other
 }
 
 // modelOf is the session's latest whoApp.

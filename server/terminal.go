@@ -198,38 +198,32 @@ func (t *terminal) keySink(agent string, keys []string) error {
 // approvalSink asks this terminal's human about an agent's call.
 func (t *terminal) approvalSink(ctx context.Context, req session.ApprovalRequest) (session.Approval, error) {
 	reply := make(chan session.Approval, 1)
-	sent := t.send(tui.ApprovalMsg{Req: req, Reply: reply})
-	if sent == nil {
-		return session.Refused, session.ErrNoTerminal
-	}
-	select {
-	case a := <-reply:
-		return a, nil
-	case <-ctx.Done():
-		t.sendAfter(sent, tui.WithdrawApprovalMsg{ID: req.ID})
-		return session.Refused, ctx.Err()
-	case <-t.done:
-		return session.Refused, session.ErrNoTerminal
-	}
+	return ask(t, ctx, tui.ApprovalMsg{Req: req, Reply: reply}, req.ID, reply, session.Refused)
 }
 
 // joinSink asks this terminal's human whether someone may join.
 func (t *terminal) joinSink(ctx context.Context, req session.JoinRequest) (session.JoinAnswer, error) {
 	reply := make(chan session.JoinAnswer, 1)
-	sent := t.send(tui.JoinMsg{Req: req, Reply: reply})
+	return ask(t, ctx, tui.JoinMsg{Req: req, Reply: reply}, req.ID, reply, session.JoinRefused)
+}
+
+// ask shows prompt (whose id is id) on t and waits for the human's answer
+// on reply. When the asker gives up (ctx: it left, or timed out) the
+// prompt is withdrawn, after it was shown; a terminal that is gone answers
+// refused with session.ErrNoTerminal.
+func ask[A any](t *terminal, ctx context.Context, prompt tea.Msg, id string, reply <-chan A, refused A) (A, error) {
+	sent := t.send(prompt)
 	if sent == nil {
-		return session.JoinRefused, session.ErrNoTerminal
+		return refused, session.ErrNoTerminal
 	}
 	select {
 	case a := <-reply:
 		return a, nil
 	case <-ctx.Done():
-		// The requester gave up (left, or the timeout): withdraw the
-		// prompt, after it was shown.
-		t.sendAfter(sent, tui.WithdrawApprovalMsg{ID: req.ID})
-		return session.JoinRefused, ctx.Err()
+		t.sendAfter(sent, tui.WithdrawApprovalMsg{ID: id})
+		return refused, ctx.Err()
 	case <-t.done:
-		return session.JoinRefused, session.ErrNoTerminal
+		return refused, session.ErrNoTerminal
 	}
 }
 

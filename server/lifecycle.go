@@ -459,7 +459,7 @@ func (l *lifecycle) finish(ls *liveSession, others []*terminal, reason string) {
 	for _, o := range others {
 		o.c.stop(metrics.OutcomeOK, reason)
 	}
-	l.s.sessions.End(ls.se.ID)
+	l.s.sessions.EndCause(ls.se.ID, session.Ended(reason))
 }
 
 // sessionEnded runs when any session ends (the manager's OnEnd): terminals

@@ -394,6 +394,7 @@ func TestSessionEndClosesClients(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		e := newEnv(t)
 		cs, _ := e.connect(false)
+		e.waitStream(1)
 		e.mgr.End(e.session.ID)
 		done := make(chan error, 1)
 		go func() { done <- cs.Wait() }()
@@ -403,6 +404,17 @@ func TestSessionEndClosesClients(t *testing.T) {
 			t.Fatal("client not closed after the session ended")
 		}
 	})
+}
+
+// waitStream waits until n clients of the session hold a stream open. A
+// test that ends a client from the server side must wait for its
+// standalone GET first: the go-sdk client takes a refused GET (401 once
+// the token was rotated or the session ended) for a server without the
+// stream, and then does not notice that it was closed until it calls.
+func (e *env) waitStream(n int) {
+	e.t.Helper()
+	testkit.Eventually(e.t, 5*time.Second, func() bool { return mcpbridge.OpenStreams(e.bridge, e.session.ID) == n },
+		"%d clients with a stream open", n)
 }
 
 func contains(l []string, s string) bool {
@@ -497,6 +509,7 @@ func TestTokenRotationDisconnectsOldClients(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		e := newEnv(t)
 		cs, _ := e.connect(false)
+		e.waitStream(1)
 		old := e.session.Token()
 		if _, err := e.session.RotateToken(); err != nil {
 			t.Fatal(err)

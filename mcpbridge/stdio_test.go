@@ -231,6 +231,7 @@ func TestRotationDisconnectsOnlyTokenClients(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		e := newEnv(t)
 		httpClient, _ := e.connect(false)
+		e.waitStream(1)
 		p := serveStdio(t, e, context.Background())
 		if _, err := e.session.RotateToken(); err != nil {
 			t.Fatal(err)

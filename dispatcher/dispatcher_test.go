@@ -8,11 +8,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"go.uber.org/goleak"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -90,18 +92,6 @@ func newD(t testing.TB, opts *Options) *Dispatcher {
 func model(d *Dispatcher) counter { return d.Snapshot().Model.(counter) }
 
 func treeText(s Snapshot) string { return s.Tree.(ui.Text).Text }
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func TestOriginString(t *testing.T) {
 	for _, tc := range []struct {
@@ -233,47 +223,72 @@ func TestViewPanicKeepsLastGoodTree(t *testing.T) {
 	}
 }
 
+// The timeout tests run in a synctest bubble: their clock is virtual, so
+// they check that a Call gives up after exactly its timeout.
+
 func TestCallTimeout(t *testing.T) {
-	d := newD(t, nil)
-	b := block{started: make(chan struct{}), release: make(chan struct{})}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-	defer cancel()
-	err := d.Call(ctx, agent, b)
-	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want ErrTimeout wrapping DeadlineExceeded", err)
-	}
-	if !strings.Contains(err.Error(), "may still be applied") {
-		t.Fatalf("Error() = %q", err)
-	}
-	<-b.started
-	close(b.release)
-	// The timed-out message is still applied.
-	if err := d.Call(t.Context(), agent); err != nil {
-		t.Fatal(err)
-	}
-	if n := model(d).n; n != 1 {
-		t.Fatalf("n = %d, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newD(t, nil)
+		b := block{started: make(chan struct{}), release: make(chan struct{})}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := d.Call(ctx, agent, b)
+		if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want ErrTimeout wrapping DeadlineExceeded", err)
+		}
+		if el := time.Since(start); el != 20*time.Millisecond {
+			t.Fatalf("Call gave up after %v, want its context's 20ms", el)
+		}
+		if !strings.Contains(err.Error(), "may still be applied") {
+			t.Fatalf("Error() = %q", err)
+		}
+		<-b.started
+		close(b.release)
+		// The timed-out message is still applied.
+		if err := d.Call(t.Context(), agent); err != nil {
+			t.Fatal(err)
+		}
+		if n := model(d).n; n != 1 {
+			t.Fatalf("n = %d, want 1", n)
+		}
+	})
 }
 
 func TestCallDefaultTimeout(t *testing.T) {
-	d := newD(t, &Options{CallTimeout: 20 * time.Millisecond})
-	b := block{started: make(chan struct{}), release: make(chan struct{})}
-	defer close(b.release)
-	err := d.Call(context.Background(), agent, b)
-	if !errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want plain ErrTimeout", err)
-	}
-	// Waiting to enqueue is bounded too: fill the queue behind the block.
-	for d.Send(agent, inc{1}) == nil {
-	}
-	start := time.Now()
-	if err := d.Call(context.Background(), agent, inc{1}); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
-	}
-	if el := time.Since(start); el > 5*time.Second {
-		t.Fatalf("Call on a full queue took %v", el)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		d := newD(t, &Options{CallTimeout: 20 * time.Millisecond})
+		b := block{started: make(chan struct{}), release: make(chan struct{})}
+		defer close(b.release)
+		start := time.Now()
+		err := d.Call(context.Background(), agent, b)
+		if !errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want plain ErrTimeout", err)
+		}
+		if el := time.Since(start); el != 20*time.Millisecond {
+			t.Fatalf("Call gave up after %v, want CallTimeout 20ms", el)
+		}
+		// A context with a later deadline does not extend it.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		start = time.Now()
+		if err := d.Call(ctx, agent, inc{1}); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		if el := time.Since(start); el != 20*time.Millisecond {
+			t.Fatalf("Call with an hour's deadline gave up after %v, want CallTimeout 20ms", el)
+		}
+		// Waiting to enqueue is bounded too: fill the queue behind the block.
+		for d.Send(agent, inc{1}) == nil {
+		}
+		start = time.Now()
+		if err := d.Call(context.Background(), agent, inc{1}); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v, want ErrTimeout", err)
+		}
+		if el := time.Since(start); el != 20*time.Millisecond {
+			t.Fatalf("Call on a full queue gave up after %v, want CallTimeout 20ms", el)
+		}
+	})
 }
 
 func TestOrderAcrossSends(t *testing.T) {
@@ -344,7 +359,7 @@ func TestCommandResultFoldsBack(t *testing.T) {
 func TestInitCommand(t *testing.T) {
 	d := New(counter{initCmd: func() tea.Msg { return inc{3} }}, nil)
 	defer d.Close()
-	waitFor(t, "init command", func() bool { return model(d).n == 3 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return model(d).n == 3 }, "init command")
 	if o := d.Snapshot().Origin; o != (Origin{Kind: OriginCommand, Name: "system:init"}) {
 		t.Fatalf("origin = %v", o)
 	}
@@ -361,51 +376,53 @@ func TestBatch(t *testing.T) {
 	if err := d.Call(t.Context(), agent, withCmd{cmd}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "batch results", func() bool { return model(d).n == 15 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return model(d).n == 15 }, "batch results")
 	// A BatchMsg sent as a message runs like a command.
 	if err := d.Send(agent, tea.BatchMsg{func() tea.Msg { return inc{16} }, func() tea.Msg { return inc{32} }}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "sent batch", func() bool { return model(d).n == 63 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return model(d).n == 63 }, "sent batch")
 }
 
 func TestSequence(t *testing.T) {
-	d := newD(t, nil)
-	// Each step records how many earlier results it could already see:
-	// step i must see exactly i, since results are folded before the next
-	// step starts. Earlier steps sleep longer, so a concurrent run would
-	// mix up the order.
-	const steps = 6
-	var mu sync.Mutex
-	seen := make([]int, steps)
-	step := func(i int) tea.Cmd {
-		return func() tea.Msg {
-			mu.Lock()
-			seen[i] = len(model(d).seq)
-			mu.Unlock()
-			time.Sleep(time.Duration(steps-i) * time.Millisecond)
-			return appendMsg(i)
+	synctest.Test(t, func(t *testing.T) {
+		d := newD(t, nil)
+		// Each step records how many earlier results it could already see:
+		// step i must see exactly i, since results are folded before the next
+		// step starts. Earlier steps sleep longer, so a concurrent run would
+		// mix up the order.
+		const steps = 6
+		var mu sync.Mutex
+		seen := make([]int, steps)
+		step := func(i int) tea.Cmd {
+			return func() tea.Msg {
+				mu.Lock()
+				seen[i] = len(model(d).seq)
+				mu.Unlock()
+				time.Sleep(time.Duration(steps-i) * time.Millisecond)
+				return appendMsg(i)
+			}
 		}
-	}
-	// Steps 2 and 3 form a batch inside the sequence: step 4 starts only
-	// after both are folded.
-	cmd := tea.Sequence(step(0), step(1), tea.Batch(step(2), step(3)), step(4), step(5))
-	if err := d.Call(t.Context(), agent, withCmd{cmd}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "sequence", func() bool { return len(model(d).seq) == steps })
-	mu.Lock()
-	defer mu.Unlock()
-	want := []int{0, 1, 2, 2, 4, 5}
-	for i := range seen {
-		if seen[i] != want[i] {
-			t.Fatalf("step %d saw %d earlier results, want %d (seen %v)", i, seen[i], want[i], seen)
+		// Steps 2 and 3 form a batch inside the sequence: step 4 starts only
+		// after both are folded.
+		cmd := tea.Sequence(step(0), step(1), tea.Batch(step(2), step(3)), step(4), step(5))
+		if err := d.Call(t.Context(), agent, withCmd{cmd}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	got := model(d).seq
-	if got[0] != 0 || got[1] != 1 || got[4] != 4 || got[5] != 5 {
-		t.Fatalf("fold order = %v", got)
-	}
+		testkit.Eventually(t, 10*time.Second, func() bool { return len(model(d).seq) == steps }, "sequence")
+		mu.Lock()
+		defer mu.Unlock()
+		want := []int{0, 1, 2, 2, 4, 5}
+		for i := range seen {
+			if seen[i] != want[i] {
+				t.Fatalf("step %d saw %d earlier results, want %d (seen %v)", i, seen[i], want[i], seen)
+			}
+		}
+		got := model(d).seq
+		if got[0] != 0 || got[1] != 1 || got[4] != 4 || got[5] != 5 {
+			t.Fatalf("fold order = %v", got)
+		}
+	})
 }
 
 func TestMaxCommands(t *testing.T) {
@@ -430,13 +447,13 @@ func TestMaxCommands(t *testing.T) {
 	if err := d.Call(t.Context(), agent, withCmd{tea.Batch(cmds...)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two commands running", func() bool { return running.Load() == 2 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return running.Load() == 2 }, "two commands running")
 	// The loop is not blocked by waiting commands.
 	if err := d.Call(t.Context(), agent, inc{100}); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	waitFor(t, "all commands", func() bool { return model(d).n == 106 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return model(d).n == 106 }, "all commands")
 	if p := peak.Load(); p != 2 {
 		t.Fatalf("peak concurrency = %d, want 2", p)
 	}
@@ -463,7 +480,7 @@ func TestCommandPanicIsContained(t *testing.T) {
 	if err := d.Call(t.Context(), agent, withCmd{func() tea.Msg { return inc{1} }}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "second command", func() bool { return model(d).n == 1 })
+	testkit.Eventually(t, 10*time.Second, func() bool { return model(d).n == 1 }, "second command")
 }
 
 func TestSlowSubscriberDoesNotBlock(t *testing.T) {
@@ -568,46 +585,53 @@ func TestQueueFull(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
-	d := New(counter{}, nil)
-	b := block{started: make(chan struct{}), release: make(chan struct{})}
-	if err := d.Send(agent, b); err != nil {
-		t.Fatal(err)
-	}
-	<-b.started
-	// A Call queued behind the blocked Update gets ErrClosed.
-	pending := make(chan error)
-	go func() { pending <- d.Call(context.Background(), agent, inc{1}) }()
-	waitFor(t, "queued call", func() bool { return len(d.queue) == 1 })
-	closed := make(chan struct{})
-	go func() { d.Close(); close(closed) }()
-	time.Sleep(10 * time.Millisecond)
-	close(b.release)
-	<-closed
-	if err := <-pending; !errors.Is(err, ErrClosed) {
-		t.Fatalf("pending Call err = %v, want ErrClosed", err)
-	}
-	d.Close() // idempotent
-	select {
-	case <-d.Done():
-	default:
-		t.Fatal("Done not closed")
-	}
-	nop := func(ui.Node) ([]tea.Msg, error) { return nil, nil }
-	for name, err := range map[string]error{
-		"Send":     d.Send(agent, inc{1}),
-		"SendFunc": d.SendFunc(agent, nop),
-		"Call":     d.Call(t.Context(), agent, inc{1}),
-		"CallFunc": d.CallFunc(t.Context(), agent, nop),
-	} {
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+	synctest.Test(t, func(t *testing.T) {
+		d := New(counter{}, nil)
+		b := block{started: make(chan struct{}), release: make(chan struct{})}
+		if err := d.Send(agent, b); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Snapshot still works after Close.
-	if n := model(d).n; n != 1 {
-		t.Fatalf("n = %d, want 1", n)
-	}
-	// No goroutine is left: checked by goleak in TestMain.
+		<-b.started
+		// A Call queued behind the blocked Update gets ErrClosed.
+		pending := make(chan error)
+		go func() { pending <- d.Call(context.Background(), agent, inc{1}) }()
+		testkit.Eventually(t, 10*time.Second, func() bool { return len(d.queue) == 1 }, "queued call")
+		closed := make(chan struct{})
+		go func() { d.Close(); close(closed) }()
+		synctest.Wait() // Close is waiting for the blocked Update
+		select {
+		case <-closed:
+			t.Fatal("Close returned while an Update was still running")
+		default:
+		}
+		close(b.release)
+		<-closed
+		if err := <-pending; !errors.Is(err, ErrClosed) {
+			t.Fatalf("pending Call err = %v, want ErrClosed", err)
+		}
+		d.Close() // idempotent
+		select {
+		case <-d.Done():
+		default:
+			t.Fatal("Done not closed")
+		}
+		nop := func(ui.Node) ([]tea.Msg, error) { return nil, nil }
+		for name, err := range map[string]error{
+			"Send":     d.Send(agent, inc{1}),
+			"SendFunc": d.SendFunc(agent, nop),
+			"Call":     d.Call(t.Context(), agent, inc{1}),
+			"CallFunc": d.CallFunc(t.Context(), agent, nop),
+		} {
+			if !errors.Is(err, ErrClosed) {
+				t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+			}
+		}
+		// Snapshot still works after Close.
+		if n := model(d).n; n != 1 {
+			t.Fatalf("n = %d, want 1", n)
+		}
+		// No goroutine is left: checked by goleak in TestMain.
+	})
 }
 
 func TestCloseWithStuckCommand(t *testing.T) {

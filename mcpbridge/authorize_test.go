@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,7 +45,7 @@ func policyEnvWith(t *testing.T, newBridge func(*session.Manager, mcpbridge.Opti
 		f(&o)
 	}
 	e.bridge = newBridge(e.mgr, o)
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
 	return e
@@ -186,78 +186,88 @@ func TestAskWithoutAHumanIsDenied(t *testing.T) {
 }
 
 func TestAskIsAnsweredByTheHuman(t *testing.T) {
-	var asked atomic.Int32
-	var answer atomic.Int32 // session.Approval, or -1 to never answer
-	var lastReq atomic.Value
-	e := policyEnv(t, configured(func(name string, _ map[string]any, _ authz.Context) authz.Decision {
-		if strings.HasPrefix(name, "app.") && !strings.HasSuffix(name, ".get_value") {
-			return authz.Ask("may it?")
-		}
-		return authz.Allow()
-	}, authz.AllowAll()), func(o *mcpbridge.Options) {
-		o.ApprovalTimeout = 600 * time.Millisecond
-		o.ProgressInterval = 100 * time.Millisecond
-	})
-	e.session.SetApprovalSink(func(ctx context.Context, req session.ApprovalRequest) (session.Approval, error) {
-		asked.Add(1)
-		lastReq.Store(req)
-		if a := answer.Load(); a >= 0 {
-			return session.Approval(a), nil
-		}
-		<-ctx.Done()
-		return session.Refused, ctx.Err()
-	})
-	var progress atomic.Int32
-	cs, _ := e.connect(false, func(o *mcp.ClientOptions) {
-		o.ProgressNotificationHandler = func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) }
-	})
+	bubble(t, func(t *testing.T) {
+		var asked atomic.Int32
+		var answer atomic.Int32 // session.Approval, or -1 to never answer
+		var lastReq atomic.Value
+		e := policyEnv(t, configured(func(name string, _ map[string]any, _ authz.Context) authz.Decision {
+			if strings.HasPrefix(name, "app.") && !strings.HasSuffix(name, ".get_value") {
+				return authz.Ask("may it?")
+			}
+			return authz.Allow()
+		}, authz.AllowAll()), func(o *mcpbridge.Options) {
+			o.ApprovalTimeout = 600 * time.Millisecond
+			o.ProgressInterval = 100 * time.Millisecond
+		})
+		e.session.SetApprovalSink(func(ctx context.Context, req session.ApprovalRequest) (session.Approval, error) {
+			asked.Add(1)
+			lastReq.Store(req)
+			if a := answer.Load(); a >= 0 {
+				return session.Approval(a), nil
+			}
+			<-ctx.Done()
+			return session.Refused, ctx.Err()
+		})
+		var progress atomic.Int32
+		cs, _ := e.connect(false, func(o *mcp.ClientOptions) {
+			o.ProgressNotificationHandler = func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) }
+		})
 
-	answer.Store(int32(session.Refused))
-	if out, isErr := call(t, cs, "app.go.click", nil); !isErr || out["decision"] != "deny" || !strings.Contains(out["detail"].(string), "refused") {
-		t.Fatalf("refused: %v", out)
-	}
-	answer.Store(int32(session.ApprovedOnce))
-	if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 1 {
-		t.Fatalf("approved once: %v", out)
-	}
-	req := lastReq.Load().(session.ApprovalRequest)
-	if req.Agent != "test-agent 1.0" || req.Tool != "app.go.click" || req.Widget != "Go" || req.Prompt != "may it?" {
-		t.Fatalf("approval request %+v", req)
-	}
-	// Timeout: denied, with progress notifications while waiting.
-	answer.Store(-1)
-	ctx := context.Background()
-	params := &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}}
-	params.SetProgressToken("p1")
-	res, err := cs.CallTool(ctx, params)
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no answer") {
-		t.Fatalf("timeout: %v %v", res, err)
-	}
-	if progress.Load() == 0 {
-		t.Fatal("no progress notifications while waiting for approval")
-	}
-	if model(e.session).Presses != 1 {
-		t.Fatal("a timed-out call ran")
-	}
-	// Allow for the session: no further prompts for that tool.
-	answer.Store(int32(session.ApprovedForSession))
-	call(t, cs, "app.go.click", nil)
-	before := asked.Load()
-	answer.Store(int32(session.Refused))
-	if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 3 {
-		t.Fatalf("granted tool: %v", out)
-	}
-	if asked.Load() != before {
-		t.Fatal("a tool allowed for the session was asked about again")
-	}
-	// Other tools are still asked about.
-	if _, isErr := call(t, cs, "app.agree.toggle", nil); !isErr {
-		t.Fatal("the grant leaked to another tool")
-	}
-	// Password text is masked in the prompt.
-	answer.Store(int32(session.Refused))
-	call(t, cs, "app.pw.type_into", map[string]any{"text": "hunter2"})
-	if req := lastReq.Load().(session.ApprovalRequest); req.Tool != "app.pw.type_into" || strings.Contains(req.Args, "hunter2") || !strings.Contains(req.Args, "text") {
-		t.Fatalf("password arguments shown to the human as %q", req.Args)
-	}
+		answer.Store(int32(session.Refused))
+		if out, isErr := call(t, cs, "app.go.click", nil); !isErr || out["decision"] != "deny" || !strings.Contains(out["detail"].(string), "refused") {
+			t.Fatalf("refused: %v", out)
+		}
+		answer.Store(int32(session.ApprovedOnce))
+		if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 1 {
+			t.Fatalf("approved once: %v", out)
+		}
+		req := lastReq.Load().(session.ApprovalRequest)
+		if req.Agent != "test-agent 1.0" || req.Tool != "app.go.click" || req.Widget != "Go" || req.Prompt != "may it?" {
+			t.Fatalf("approval request %+v", req)
+		}
+		// Timeout: denied after exactly the approval timeout (the clock is
+		// the bubble's), with a progress notification every interval
+		// while waiting.
+		answer.Store(-1)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		params := &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}}
+		params.SetProgressToken("p1")
+		start := time.Now()
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no answer") {
+			t.Fatalf("timeout: %v %v", res, err)
+		}
+		if waited := time.Since(start); waited != 600*time.Millisecond {
+			t.Fatalf("the unanswered call was denied after %v, want the approval timeout 600ms", waited)
+		}
+		synctest.Wait() // the last notification has been handled
+		if n := progress.Load(); n < 5 || n > 6 {
+			t.Fatalf("%d progress notifications in 600ms at one per 100ms, want 5 or 6", n)
+		}
+		if model(e.session).Presses != 1 {
+			t.Fatal("a timed-out call ran")
+		}
+		// Allow for the session: no further prompts for that tool.
+		answer.Store(int32(session.ApprovedForSession))
+		call(t, cs, "app.go.click", nil)
+		before := asked.Load()
+		answer.Store(int32(session.Refused))
+		if out, isErr := call(t, cs, "app.go.click", nil); isErr || model(e.session).Presses != 3 {
+			t.Fatalf("granted tool: %v", out)
+		}
+		if asked.Load() != before {
+			t.Fatal("a tool allowed for the session was asked about again")
+		}
+		// Other tools are still asked about.
+		if _, isErr := call(t, cs, "app.agree.toggle", nil); !isErr {
+			t.Fatal("the grant leaked to another tool")
+		}
+		// Password text is masked in the prompt.
+		answer.Store(int32(session.Refused))
+		call(t, cs, "app.pw.type_into", map[string]any{"text": "hunter2"})
+		if req := lastReq.Load().(session.ApprovalRequest); req.Tool != "app.pw.type_into" || strings.Contains(req.Args, "hunter2") || !strings.Contains(req.Args, "text") {
+			t.Fatalf("password arguments shown to the human as %q", req.Args)
+		}
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,7 +92,7 @@ type env struct {
 	metrics *metrics.Metrics
 	mgr     *session.Manager
 	bridge  *mcpbridge.Bridge
-	http    *httptest.Server
+	http    *testServer
 	session *session.Session
 }
 
@@ -108,7 +107,7 @@ func newBenchEnv(t testing.TB) *env {
 		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
 		Metrics:     e.metrics,
 	})
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	s, ok, err := e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
@@ -149,7 +148,7 @@ func (e *env) connect(sse bool, opts ...func(*mcp.ClientOptions)) (*mcp.ClientSe
 		o(co)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1.0"}, co)
-	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
+	hc := &http.Client{Transport: e.http.bearer(e.session.Token())}
 	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}
 	if sse {
 		tr = &mcp.SSEClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/sse", HTTPClient: hc}
@@ -284,18 +283,18 @@ func TestToolsFollowFocusAndListChanged(t *testing.T) {
 	}
 	// Opening the modal shadows everything else.
 	call(t, cs, "app.open.click", nil)
-	waitFor(t, func() bool { l := names(); return contains(l, "app.dlg.confirm") && !contains(l, "app.name.type_into") })
+	testkit.Eventually(t, 5*time.Second, func() bool { l := names(); return contains(l, "app.dlg.confirm") && !contains(l, "app.name.type_into") }, "opening the modal: tools/list shows its tools and hides the rest")
 	n.mu.Lock()
 	changed := n.listChg
 	n.mu.Unlock()
 	if changed == 0 {
-		waitFor(t, func() bool { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg > 0 })
+		testkit.Eventually(t, 5*time.Second, func() bool { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg > 0 }, "no notifications/tools/list_changed after the modal opened")
 	}
 	// A derived tool the lens did not list still works.
 	if out, isErr := call(t, cs, "app.dlg.dismiss", nil); isErr {
 		t.Fatalf("dismiss: %v", out)
 	}
-	waitFor(t, func() bool { return contains(names(), "app.name.type_into") })
+	testkit.Eventually(t, 5*time.Second, func() bool { return contains(names(), "app.name.type_into") }, "the modal dismissed: tools/list shows the input again")
 }
 
 func TestResourceUpdatesCarryAJSONPatch(t *testing.T) {
@@ -359,7 +358,7 @@ func TestTokensAndSessionsAreIsolated(t *testing.T) {
 		if mcpSession != "" {
 			req.Header.Set("Mcp-Session-Id", mcpSession)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -381,7 +380,7 @@ func TestTokensAndSessionsAreIsolated(t *testing.T) {
 	big := strings.Repeat("x", 2<<20)
 	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(big))
 	req.Header.Set("Authorization", "Bearer "+e.session.Token())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.http.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,16 +391,30 @@ func TestTokensAndSessionsAreIsolated(t *testing.T) {
 }
 
 func TestSessionEndClosesClients(t *testing.T) {
-	e := newEnv(t)
-	cs, _ := e.connect(false)
-	e.mgr.End(e.session.ID)
-	done := make(chan error, 1)
-	go func() { done <- cs.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("client not closed after the session ended")
-	}
+	bubble(t, func(t *testing.T) {
+		e := newEnv(t)
+		cs, _ := e.connect(false)
+		e.waitStream(1)
+		e.mgr.End(e.session.ID)
+		done := make(chan error, 1)
+		go func() { done <- cs.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("client not closed after the session ended")
+		}
+	})
+}
+
+// waitStream waits until n clients of the session hold a stream open. A
+// test that ends a client from the server side must wait for its
+// standalone GET first: the go-sdk client takes a refused GET (401 once
+// the token was rotated or the session ended) for a server without the
+// stream, and then does not notice that it was closed until it calls.
+func (e *env) waitStream(n int) {
+	e.t.Helper()
+	testkit.Eventually(e.t, 5*time.Second, func() bool { return mcpbridge.OpenStreams(e.bridge, e.session.ID) == n },
+		"%d clients with a stream open", n)
 }
 
 func contains(l []string, s string) bool {
@@ -411,17 +424,6 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t *testing.T, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestMalformedRequestsGetClearErrors(t *testing.T) {
@@ -435,7 +437,7 @@ func TestMalformedRequestsGetClearErrors(t *testing.T) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Session-Id", cs.ID())
 		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,7 +481,7 @@ func TestCallsAfterTheSessionEnded(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer "+e.session.Token())
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.http.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,34 +506,37 @@ func TestOtherSessionsToolsAreNotReachable(t *testing.T) {
 }
 
 func TestTokenRotationDisconnectsOldClients(t *testing.T) {
-	e := newEnv(t)
-	cs, _ := e.connect(false)
-	old := e.session.Token()
-	if _, err := e.session.RotateToken(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cs.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("client of the old token still connected")
-	}
-	req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{}`))
-	req.Header.Set("Authorization", "Bearer "+old)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("old token answered %d", resp.StatusCode)
-	}
-	// The new token works.
-	cs2, _ := e.connect(false)
-	if out, isErr := call(t, cs2, "app.go.click", nil); isErr {
-		t.Fatalf("new token: %v", out)
-	}
+	bubble(t, func(t *testing.T) {
+		e := newEnv(t)
+		cs, _ := e.connect(false)
+		e.waitStream(1)
+		old := e.session.Token()
+		if _, err := e.session.RotateToken(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cs.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("client of the old token still connected")
+		}
+		req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/sessions/"+e.session.ID+"/mcp", strings.NewReader(`{}`))
+		req.Header.Set("Authorization", "Bearer "+old)
+		resp, err := e.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("old token answered %d", resp.StatusCode)
+		}
+		// The new token works.
+		cs2, _ := e.connect(false)
+		if out, isErr := call(t, cs2, "app.go.click", nil); isErr {
+			t.Fatalf("new token: %v", out)
+		}
+	})
 }
 
 func TestOriginAndHostChecks(t *testing.T) {
@@ -547,7 +552,7 @@ func TestOriginAndHostChecks(t *testing.T) {
 		if origin != "" {
 			req.Header.Set("Origin", origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -576,14 +581,14 @@ func TestClientCapAndRateLimit(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2, ToolCallsPerSecond: 1, ToolCallBurst: 3})
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
 
 	cs, _ := e.connect(false)
 	e.connect(true)
 	c := mcp.NewClient(&mcp.Implementation{Name: "third"}, nil)
-	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
+	hc := &http.Client{Transport: e.http.bearer(e.session.Token())}
 	if _, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: hc}, nil); err == nil {
 		t.Fatal("a third client connected over a cap of 2")
 	}
@@ -606,16 +611,71 @@ func TestClientCapAndRateLimit(t *testing.T) {
 	}
 }
 
+// TestRateLimitRefillsOnTime: on the bubble's virtual clock, a client's
+// tool calls are limited exactly as its bucket says: a burst of 3 at
+// once, then one call a second, on both transports; another client's
+// bucket is its own. TestClientCapAndRateLimit checks the limit over a
+// loopback socket.
+func TestRateLimitRefillsOnTime(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		e := &env{t: t, metrics: metrics.New()}
+		e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+		e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, ToolCallsPerSecond: 1, ToolCallBurst: 3})
+		e.http = serveHTTP(t, e.bridge)
+		t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
+		e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+		limited := func(cs *mcp.ClientSession) bool {
+			t.Helper()
+			out, isErr := call(t, cs, "app.name.get_value", nil)
+			if isErr && out["error"] != mcpbridge.ErrKindRateLimited {
+				t.Fatalf("unexpected error %v", out)
+			}
+			return isErr
+		}
+		for _, sse := range []bool{false, true} {
+			cs, _ := e.connect(sse)
+			for i := range 3 {
+				if limited(cs) {
+					t.Fatalf("sse=%v: call %d of a burst of 3 was limited", sse, i+1)
+				}
+			}
+			if !limited(cs) {
+				t.Fatalf("sse=%v: a 4th call at once was not limited", sse)
+			}
+			time.Sleep(999 * time.Millisecond)
+			if !limited(cs) {
+				t.Fatalf("sse=%v: a call 999ms later was not limited at 1 call/s", sse)
+			}
+			time.Sleep(time.Millisecond)
+			if limited(cs) {
+				t.Fatalf("sse=%v: a call a second later was limited", sse)
+			}
+			if !limited(cs) {
+				t.Fatalf("sse=%v: a second call in that second was not limited", sse)
+			}
+			time.Sleep(3 * time.Second) // the bucket refills to its burst, no more
+			for i := range 3 {
+				if limited(cs) {
+					t.Fatalf("sse=%v: call %d after a refill was limited", sse, i+1)
+				}
+			}
+			if !limited(cs) {
+				t.Fatalf("sse=%v: the bucket held more than its burst", sse)
+			}
+		}
+	})
+}
+
 // TestBareSSEStreamsCountAgainstTheCap: SSE streams that never
 // initialize are client sessions too; they cannot be opened without bound.
 func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2})
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
-	hc := &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}
+	hc := &http.Client{Transport: e.http.bearer(e.session.Token())}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sseGet := func() int {
@@ -644,29 +704,31 @@ func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
 	cancel()
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	waitFor(t, func() bool { return sseGet() == http.StatusOK })
+	testkit.Eventually(t, 5*time.Second, func() bool { return sseGet() == http.StatusOK }, "a closed SSE stream did not free its place under the cap")
 }
 
 // TestListChangedOnlyWhenTheAdvertisedSetChanges: folds that leave the
 // advertised tools as they were send no notifications/tools/list_changed.
 func TestListChangedOnlyWhenTheAdvertisedSetChanges(t *testing.T) {
-	e := newEnv(t)
-	cs, n := e.connect(false)
-	count := func() int { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg }
-	// Let registration after connect settle, then start counting.
-	time.Sleep(200 * time.Millisecond)
-	before := count()
-	for _, text := range []string{"a", "ab", "abc"} {
-		call(t, cs, "app.name.type_into", map[string]any{"text": text})
-	}
-	call(t, cs, "app.agree.toggle", nil)
-	time.Sleep(300 * time.Millisecond) // longer than the SDK's 10ms debounce
-	if got := count(); got != before {
-		t.Fatalf("%d list_changed notifications for folds that changed no tool", got-before)
-	}
-	// Opening the modal changes the set: now one arrives.
-	call(t, cs, "app.open.click", nil)
-	waitFor(t, func() bool { return count() > before })
+	bubble(t, func(t *testing.T) {
+		e := newEnv(t)
+		cs, n := e.connect(false)
+		count := func() int { n.mu.Lock(); defer n.mu.Unlock(); return n.listChg }
+		// Let registration after connect settle, then start counting.
+		time.Sleep(200 * time.Millisecond)
+		before := count()
+		for _, text := range []string{"a", "ab", "abc"} {
+			call(t, cs, "app.name.type_into", map[string]any{"text": text})
+		}
+		call(t, cs, "app.agree.toggle", nil)
+		time.Sleep(300 * time.Millisecond) // longer than the SDK's 10ms debounce
+		if got := count(); got != before {
+			t.Fatalf("%d list_changed notifications for folds that changed no tool", got-before)
+		}
+		// Opening the modal changes the set: now one arrives.
+		call(t, cs, "app.open.click", nil)
+		testkit.Eventually(t, 5*time.Second, func() bool { return count() > before }, "no notifications/tools/list_changed after the modal opened")
+	})
 }
 
 // dying is a RoundTripper that fails every request once killed, like an
@@ -686,28 +748,30 @@ func (d *dying) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestVanishedAgentsLeavePresence: an agent that disappears without
 // closing its MCP session is pinged out of the session.
 func TestVanishedAgentsLeavePresence(t *testing.T) {
-	e := &env{t: t, metrics: metrics.New()}
-	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", KeepAlive: 100 * time.Millisecond})
-	e.http = httptest.NewServer(e.bridge)
-	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
-	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
+	bubble(t, func(t *testing.T) {
+		e := &env{t: t, metrics: metrics.New()}
+		e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
+		e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", KeepAlive: 100 * time.Millisecond})
+		e.http = serveHTTP(t, e.bridge)
+		t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
+		e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
 
-	rt := &dying{base: testkit.Bearer(nil, e.session.Token())}
-	c := mcp.NewClient(&mcp.Implementation{Name: "ghost", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	waitFor(t, func() bool { return len(e.session.Agents()) == 1 })
-	// A healthy agent stays through several pings.
-	time.Sleep(350 * time.Millisecond)
-	if len(e.session.Agents()) != 1 {
-		t.Fatal("a live agent was pinged out")
-	}
-	rt.dead.Store(true)
-	e.http.CloseClientConnections()
-	waitFor(t, func() bool { return len(e.session.Agents()) == 0 })
+		rt := &dying{base: e.http.bearer(e.session.Token())}
+		c := mcp.NewClient(&mcp.Implementation{Name: "ghost", Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/mcp", HTTPClient: &http.Client{Transport: rt}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 1 }, "the agent never attached")
+		// A healthy agent stays through several pings.
+		time.Sleep(350 * time.Millisecond)
+		if len(e.session.Agents()) != 1 {
+			t.Fatal("a live agent was pinged out")
+		}
+		rt.dead.Store(true)
+		e.http.CloseClientConnections()
+		testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 0 }, "a vanished agent is still in presence")
+	})
 }

@@ -43,7 +43,7 @@ func (e *env) listen(cs *mcp.ClientSession, uris []string, d time.Duration, chan
 	req.Header.Set("Authorization", "Bearer "+e.session.Token())
 	req.Header.Set("Mcp-Session-Id", cs.ID())
 	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.http.Client().Do(req)
 	if err != nil {
 		e.t.Fatalf("listen: %v", err)
 	}
@@ -139,61 +139,63 @@ func isReadDenied(err error) bool {
 // listen, and the updates that follow a subscription: when the policy
 // stops allowing the tree, its updates stop reaching the client.
 func TestReadDecisionIsPerURIOnEveryPath(t *testing.T) {
-	var treeReadable atomic.Bool
-	treeReadable.Store(true)
-	policy := func(method string, args map[string]any, _ authz.Context) authz.Decision {
-		if method == "resources/read" {
-			if args["uri"] == mcpbridge.URITree && treeReadable.Load() {
-				return authz.Allow()
+	bubble(t, func(t *testing.T) {
+		var treeReadable atomic.Bool
+		treeReadable.Store(true)
+		policy := func(method string, args map[string]any, _ authz.Context) authz.Decision {
+			if method == "resources/read" {
+				if args["uri"] == mcpbridge.URITree && treeReadable.Load() {
+					return authz.Allow()
+				}
+				return authz.Deny("not this resource")
 			}
-			return authz.Deny("not this resource")
+			return authz.Allow()
 		}
-		return authz.Allow()
-	}
-	e := policyEnv(t, configured(authz.AllowAll(), policy))
-	cs, n := e.connect(false)
-	ctx := context.Background()
-	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpbridge.URIScreen}); !isReadDenied(err) {
-		t.Fatalf("read screen: %v, want -32090", err)
-	}
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpbridge.URIScreen}); !isReadDenied(err) {
-		t.Fatalf("subscribe screen: %v, want -32090", err)
-	}
-	stream := e.listen(cs, []string{mcpbridge.URITree, mcpbridge.URIScreen}, time.Second, func() {
-		_ = e.session.Dispatcher.Send(human, ui.TextInputChanged{ID: "name", Text: "via-listen"})
-	})
-	if !strings.Contains(stream, "-32090") || strings.Contains(stream, "via-listen") {
-		t.Fatalf("listen naming an unreadable resource was not refused:\n%s", stream)
-	}
+		e := policyEnv(t, configured(authz.AllowAll(), policy))
+		cs, n := e.connect(false)
+		ctx := context.Background()
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpbridge.URIScreen}); !isReadDenied(err) {
+			t.Fatalf("read screen: %v, want -32090", err)
+		}
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpbridge.URIScreen}); !isReadDenied(err) {
+			t.Fatalf("subscribe screen: %v, want -32090", err)
+		}
+		stream := e.listen(cs, []string{mcpbridge.URITree, mcpbridge.URIScreen}, time.Second, func() {
+			_ = e.session.Dispatcher.Send(human, ui.TextInputChanged{ID: "name", Text: "via-listen"})
+		})
+		if !strings.Contains(stream, "-32090") || strings.Contains(stream, "via-listen") {
+			t.Fatalf("listen naming an unreadable resource was not refused:\n%s", stream)
+		}
 
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpbridge.URITree}); err != nil {
-		t.Fatalf("subscribe tree: %v", err)
-	}
-	type1 := func(text string) {
-		if err := e.session.Dispatcher.Call(ctx, human, ui.TextInputChanged{ID: "name", Text: text}); err != nil {
-			t.Fatal(err)
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpbridge.URITree}); err != nil {
+			t.Fatalf("subscribe tree: %v", err)
 		}
-	}
-	type1("one")
-	select {
-	case <-n.updateCh:
-	case <-time.After(3 * time.Second):
-		t.Fatal("no update for the readable tree")
-	}
-	treeReadable.Store(false)
-	type1("two")
-	select {
-	case <-n.updateCh:
-		t.Fatal("an update of the tree reached the client after the policy stopped allowing it")
-	case <-time.After(500 * time.Millisecond):
-	}
-	treeReadable.Store(true)
-	type1("three")
-	select {
-	case <-n.updateCh:
-	case <-time.After(3 * time.Second):
-		t.Fatal("no update once the tree was readable again")
-	}
+		type1 := func(text string) {
+			if err := e.session.Dispatcher.Call(ctx, human, ui.TextInputChanged{ID: "name", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		type1("one")
+		select {
+		case <-n.updateCh:
+		case <-time.After(3 * time.Second):
+			t.Fatal("no update for the readable tree")
+		}
+		treeReadable.Store(false)
+		type1("two")
+		select {
+		case <-n.updateCh:
+			t.Fatal("an update of the tree reached the client after the policy stopped allowing it")
+		case <-time.After(500 * time.Millisecond):
+		}
+		treeReadable.Store(true)
+		type1("three")
+		select {
+		case <-n.updateCh:
+		case <-time.After(3 * time.Second):
+			t.Fatal("no update once the tree was readable again")
+		}
+	})
 }
 
 // TestGateRefusesWhatItDoesNotClassify: every method the go-sdk v1.8.0

@@ -68,7 +68,7 @@ func TestGrantsAreScopedToTheClientAndTheToken(t *testing.T) {
 	}
 	// The rotation is applied by the session's watcher; once it has
 	// disconnected A, the grants are gone too.
-	waitFor(t, func() bool { _, err := a.ListTools(context.Background(), nil); return err != nil })
+	testkit.Eventually(t, 5*time.Second, func() bool { _, err := a.ListTools(context.Background(), nil); return err != nil }, "the old token's client was not disconnected by the rotation")
 	call(t, p.cs, "app.go.click", nil)
 	if asked.Load() != before+1 {
 		t.Fatal("a grant survived the token rotation")
@@ -125,12 +125,12 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
 	req.Header.Set("X-Raxol-Request", "forged") // a client cannot choose its request's tag
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := e.http.Client().Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}
 	}()
-	waitFor(t, func() bool { return asked.Load() == 1 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 1 }, "the human was not asked about the raw POST's call")
 	drop()
 	waitWithdrawn("streamable POST dropped", ch)
 	time.Sleep(100 * time.Millisecond)
@@ -143,7 +143,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	go func() {
 		_, _ = cs.CallTool(callCtx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}})
 	}()
-	waitFor(t, func() bool { return asked.Load() == 2 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 2 }, "the human was not asked again after the withdrawn prompt")
 	cancelCall() // the Go client sends notifications/cancelled
 	waitWithdrawn("cancelled", ch)
 
@@ -155,13 +155,13 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	go func() {
 		_, _ = dc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.name.clear", Arguments: map[string]any{}})
 	}()
-	waitFor(t, func() bool { return asked.Load() == 3 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 3 }, "the human was not asked about the call before the DELETE")
 	del, _ := http.NewRequest(http.MethodDelete, e.http.URL+"/sessions/"+e.session.ID+"/mcp", nil)
 	del.Header.Set("Authorization", "Bearer "+e.session.Token())
 	del.Header.Set("Mcp-Session-Id", dc.ID())
 	del.Header.Set("Mcp-Protocol-Version", dc.InitializeResult().ProtocolVersion)
 	start := time.Now()
-	if resp, err := http.DefaultClient.Do(del); err != nil {
+	if resp, err := e.http.Client().Do(del); err != nil {
 		t.Fatal(err)
 	} else {
 		resp.Body.Close()
@@ -178,7 +178,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	go func() {
 		_, _ = rc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.open.click", Arguments: map[string]any{}})
 	}()
-	waitFor(t, func() bool { return asked.Load() == 4 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 4 }, "the human was not asked about the call before the rotation")
 	if _, err := e.session.RotateToken(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	sctx, kill := context.WithCancel(context.Background())
 	c := mcp.NewClient(&mcp.Implementation{Name: "sse-agent", Version: "1"}, nil)
 	sc, err := c.Connect(sctx, &mcp.SSEClientTransport{Endpoint: e.http.URL + "/sessions/" + e.session.ID + "/sse",
-		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, e.session.Token())}}, nil)
+		HTTPClient: &http.Client{Transport: e.http.bearer(e.session.Token())}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	go func() {
 		_, _ = sc.CallTool(context.Background(), &mcp.CallToolParams{Name: "app.agree.toggle", Arguments: map[string]any{}})
 	}()
-	waitFor(t, func() bool { return asked.Load() == 5 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 5 }, "the human was not asked about the SSE client's call")
 	kill()
 	waitWithdrawn("SSE stream ended", ch)
 	time.Sleep(100 * time.Millisecond)

@@ -104,7 +104,7 @@ type isoStream struct {
 // (a live SSE session) until the test ends.
 func openSSE(t *testing.T, base string, se *session.Session) *isoStream {
 	t.Helper()
-	resp, cancel := getSSE(t, base, se)
+	resp, cancel := getSSE(t, http.DefaultClient, base, se)
 	s := &isoStream{cancel: cancel, done: make(chan struct{})}
 	br := bufio.NewReader(resp.Body)
 	found := make(chan string, 1)
@@ -536,13 +536,13 @@ func TestBearerSchemeIsParsedStrictly(t *testing.T) {
 
 // getSSE opens a raw SSE stream of se (GET /sessions/<id>/sse with its
 // token) and fails the test unless it is served; cancel ends it.
-func getSSE(t *testing.T, base string, se *session.Session) (*http.Response, context.CancelFunc) {
+func getSSE(t *testing.T, hc *http.Client, base string, se *session.Session) (*http.Response, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/sessions/"+se.ID+"/sse", nil)
 	req.Header.Set("Authorization", "Bearer "+se.Token())
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

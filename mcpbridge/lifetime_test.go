@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +30,7 @@ func newLifetimeEnv(t *testing.T, o mcpbridge.Options, so session.Options) *env 
 	e.mgr = session.NewManager(&so)
 	o.Namespace, o.Metrics = "app", e.metrics
 	e.bridge = newTestBridge(t, e.mgr, o)
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	var ok bool
 	var err error
@@ -47,7 +47,7 @@ func (e *env) mcpURL(s *session.Session) string { return e.http.URL + "/sessions
 func (e *env) quietClient(name string, rt http.RoundTripper) *mcp.ClientSession {
 	e.t.Helper()
 	if rt == nil {
-		rt = testkit.Bearer(nil, e.session.Token())
+		rt = e.http.bearer(e.session.Token())
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
@@ -75,17 +75,24 @@ type rawSSE struct {
 	t        *testing.T
 	endpoint string
 	token    string
+	client   *http.Client        // reaches the test server
 	replies  chan map[string]any // responses to its requests
-	pings    atomic.Int32        // server requests it ignored
-	done     chan struct{}       // closed when its stream ends
-	nextID   int
+	pings    atomic.Int32        // server requests it got
+	// answerPings makes it answer them; by default it ignores them.
+	answerPings bool
+	done        chan struct{} // closed when its stream ends
+	nextID      int
 }
 
-func (e *env) dialRawSSE() *rawSSE {
+func (e *env) dialRawSSE() *rawSSE { return e.dialRawSSEAnswering(false) }
+
+// dialRawSSEAnswering is dialRawSSE, with a client that answers pings if
+// answerPings.
+func (e *env) dialRawSSEAnswering(answerPings bool) *rawSSE {
 	e.t.Helper()
 	t := e.t.(*testing.T)
-	resp, cancel := getSSE(t, e.http.URL, e.session)
-	c := &rawSSE{t: t, token: e.session.Token(), replies: make(chan map[string]any, 16), done: make(chan struct{})}
+	resp, cancel := getSSE(t, e.http.Client(), e.http.URL, e.session)
+	c := &rawSSE{t: t, token: e.session.Token(), client: e.http.Client(), answerPings: answerPings, replies: make(chan map[string]any, 16), done: make(chan struct{})}
 	br := bufio.NewReader(resp.Body)
 	event := func() (name, data string, err error) {
 		for {
@@ -123,8 +130,12 @@ func (e *env) dialRawSSE() *rawSSE {
 				continue
 			}
 			if _, isReq := m["method"]; isReq {
-				if _, hasID := m["id"]; hasID {
-					c.pings.Add(1) // never answered
+				if id, hasID := m["id"]; hasID {
+					c.pings.Add(1)
+					if c.answerPings {
+						b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{}})
+						_, _ = c.post(string(b))
+					}
 				}
 				continue
 			}
@@ -142,7 +153,7 @@ func (c *rawSSE) post(body string) (int, error) {
 	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -204,37 +215,39 @@ func (c *rawSSE) call() error {
 // without a standalone GET stream, or without answering pings, keeps its
 // client session: its next call is served on it.
 func TestQuietClientsKeepTheirSession(t *testing.T) {
-	const keepAlive = 50 * time.Millisecond
-	e := newLifetimeEnv(t, mcpbridge.Options{KeepAlive: keepAlive}, session.Options{})
+	bubble(t, func(t *testing.T) {
+		const keepAlive = 50 * time.Millisecond
+		e := newLifetimeEnv(t, mcpbridge.Options{KeepAlive: keepAlive}, session.Options{})
 
-	cs := e.quietClient("no-get", nil)
-	id := cs.ID()
-	if err := tryCall(cs); err != nil {
-		t.Fatal(err)
-	}
-	sse := e.dialRawSSE()
-	sse.initialize()
-	if err := sse.call(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { return len(e.session.Agents()) == 2 })
+		cs := e.quietClient("no-get", nil)
+		id := cs.ID()
+		if err := tryCall(cs); err != nil {
+			t.Fatal(err)
+		}
+		sse := e.dialRawSSE()
+		sse.initialize()
+		if err := sse.call(); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 2 }, "both clients attached")
 
-	time.Sleep(8 * keepAlive) // several keepalive rounds, no request
-	if err := tryCall(cs); err != nil {
-		t.Fatalf("Streamable client without a GET stream, after thinking: %v", err)
-	}
-	if cs.ID() != id {
-		t.Fatalf("session id changed: %q -> %q", id, cs.ID())
-	}
-	if err := sse.call(); err != nil {
-		t.Fatalf("SSE client that never answers pings, after thinking: %v", err)
-	}
-	if n := len(e.session.Agents()); n != 2 {
-		t.Fatalf("%d agents present, want 2", n)
-	}
-	if sse.pings.Load() < 3 {
-		t.Fatalf("the SSE client was pinged %d times in 8 intervals", sse.pings.Load())
-	}
+		time.Sleep(8 * keepAlive) // several keepalive rounds, no request
+		if err := tryCall(cs); err != nil {
+			t.Fatalf("Streamable client without a GET stream, after thinking: %v", err)
+		}
+		if cs.ID() != id {
+			t.Fatalf("session id changed: %q -> %q", id, cs.ID())
+		}
+		if err := sse.call(); err != nil {
+			t.Fatalf("SSE client that never answers pings, after thinking: %v", err)
+		}
+		if n := len(e.session.Agents()); n != 2 {
+			t.Fatalf("%d agents present, want 2", n)
+		}
+		if sse.pings.Load() < 3 {
+			t.Fatalf("the SSE client was pinged %d times in 8 intervals", sse.pings.Load())
+		}
+	})
 }
 
 // TestIdleClientsAreClosed: a client that makes no request for the idle
@@ -249,7 +262,7 @@ func TestIdleClientsAreClosed(t *testing.T) {
 	quietSSE.initialize()
 	busySSE := e.dialRawSSE()
 	busySSE.initialize()
-	waitFor(t, func() bool { return len(e.session.Agents()) == 4 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 4 }, "all four clients attached")
 
 	deadline := time.Now().Add(3 * idle)
 	for time.Now().Before(deadline) {
@@ -269,7 +282,7 @@ func TestIdleClientsAreClosed(t *testing.T) {
 	if err := tryCall(quiet); err == nil {
 		t.Fatal("an idle Streamable client was still served")
 	}
-	waitFor(t, func() bool { return len(e.session.Agents()) == 2 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 2 }, "the idle clients are still in presence")
 	for _, a := range e.session.Agents() {
 		if !strings.HasPrefix(a.Name, "busy") && !strings.HasPrefix(a.Name, "raw-sse") {
 			t.Fatalf("left in presence: %+v", e.session.Agents())
@@ -302,7 +315,7 @@ func agentNames(s *session.Session) []string {
 // busy is a new one refused, with Retry-After.
 func TestOneShotClientsNeverLockASession(t *testing.T) {
 	e := newLifetimeEnv(t, mcpbridge.Options{}, session.Options{}) // MaxClients 8
-	rt := noDelete{testkit.Bearer(nil, e.session.Token())}
+	rt := noDelete{e.http.bearer(e.session.Token())}
 	var want []string
 	for i := range 12 {
 		name := fmt.Sprintf("oneshot-%d", i)
@@ -349,7 +362,7 @@ func TestOneShotClientsNeverLockASession(t *testing.T) {
 	for range 8 {
 		e.connect(false)
 	}
-	waitFor(t, func() bool { return mcpbridge.OpenStreams(e.bridge, e.session.ID) == 8 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return mcpbridge.OpenStreams(e.bridge, e.session.ID) == 8 }, "eight busy clients with their streams open")
 	if got := agentNames(e.session); len(got) != 8 || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "oneshot") }) {
 		t.Fatalf("presence %v, want 8 test-agents", got)
 	}
@@ -362,7 +375,7 @@ func TestOneShotClientsNeverLockASession(t *testing.T) {
 		r.Header.Set("Authorization", "Bearer "+e.session.Token())
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := e.http.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +405,7 @@ func (e *env) rawDelete(s *session.Session, tok, sid string) int {
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.http.Client().Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -413,7 +426,7 @@ func TestDeleteByTheLiveSessionID(t *testing.T) {
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil)
 	b, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.mcpURL(other),
-		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, other.Token())}, DisableStandaloneSSE: true}, nil)
+		HTTPClient: &http.Client{Transport: e.http.bearer(other.Token())}, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,43 +481,126 @@ func TestDeleteByTheLiveSessionID(t *testing.T) {
 // agent its last_active time and shows a quiet one idle; reading the
 // context is not acting.
 func TestPresenceTellsWhenAgentsLastActed(t *testing.T) {
-	const idleAfter = 300 * time.Millisecond
-	e := newLifetimeEnv(t, mcpbridge.Options{}, session.Options{AgentIdleAfter: idleAfter})
-	cs := e.quietClient("claude-code", nil)
-	attached := func() map[string]any {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpbridge.URIContext})
-		if err != nil {
+	bubble(t, func(t *testing.T) {
+		const idleAfter = 300 * time.Millisecond
+		e := newLifetimeEnv(t, mcpbridge.Options{}, session.Options{AgentIdleAfter: idleAfter})
+		cs := e.quietClient("claude-code", nil)
+		attached := func() map[string]any {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpbridge.URIContext})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct{ Attached []map[string]any }
+			if err := json.Unmarshal([]byte(res.Contents[0].Text), &doc); err != nil || len(doc.Attached) != 1 {
+				t.Fatalf("context %s: %v", res.Contents[0].Text, err)
+			}
+			return doc.Attached[0]
+		}
+		before := time.Now().Truncate(time.Second)
+		if err := tryCall(cs); err != nil {
 			t.Fatal(err)
 		}
-		var doc struct{ Attached []map[string]any }
-		if err := json.Unmarshal([]byte(res.Contents[0].Text), &doc); err != nil || len(doc.Attached) != 1 {
-			t.Fatalf("context %s: %v", res.Contents[0].Text, err)
+		got := attached()
+		at, err := time.Parse(time.RFC3339, fmt.Sprint(got["last_active"]))
+		if err != nil || at.Before(before) || at.After(time.Now()) || got["idle"] != false {
+			t.Fatalf("attached entry after a call: %v (%v)", got, err)
 		}
-		return doc.Attached[0]
-	}
-	before := time.Now().Truncate(time.Second)
-	if err := tryCall(cs); err != nil {
-		t.Fatal(err)
-	}
-	got := attached()
-	at, err := time.Parse(time.RFC3339, fmt.Sprint(got["last_active"]))
-	if err != nil || at.Before(before) || at.After(time.Now()) || got["idle"] != false {
-		t.Fatalf("attached entry after a call: %v (%v)", got, err)
-	}
-	time.Sleep(idleAfter + 100*time.Millisecond)
-	if got := attached(); got["idle"] != true {
-		t.Fatalf("attached entry after %v quiet: %v", idleAfter, got)
-	}
-	if a := e.session.Agents(); len(a) != 1 || !a[0].Idle {
-		t.Fatalf("presence after quiet: %+v", a)
-	}
-	if err := tryCall(cs); err != nil {
-		t.Fatal(err)
-	}
-	if got := attached(); got["idle"] != false {
-		t.Fatalf("attached entry after acting again: %v", got)
-	}
+		time.Sleep(idleAfter + 100*time.Millisecond)
+		if got := attached(); got["idle"] != true {
+			t.Fatalf("attached entry after %v quiet: %v", idleAfter, got)
+		}
+		if a := e.session.Agents(); len(a) != 1 || !a[0].Idle {
+			t.Fatalf("presence after quiet: %+v", a)
+		}
+		if err := tryCall(cs); err != nil {
+			t.Fatal(err)
+		}
+		if got := attached(); got["idle"] != false {
+			t.Fatalf("attached entry after acting again: %v", got)
+		}
+	})
+}
+
+// TestIdleTimeoutEndsQuietClientsOnTime: with the default idle timeout
+// (30 minutes, on the bubble's virtual clock), a client that makes no
+// request is still served a second before it, and closed a second after,
+// on both transports; clients that call every ten minutes stay.
+// TestIdleClientsAreClosed checks the same over a loopback socket with a
+// short timeout.
+func TestIdleTimeoutEndsQuietClientsOnTime(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		const idle = 30 * time.Minute // the default
+		e := newLifetimeEnv(t, mcpbridge.Options{}, session.Options{})
+		quiet := e.quietClient("quiet", nil)
+		busy := e.quietClient("busy", nil)
+		quietSSE := e.dialRawSSEAnswering(true)
+		quietSSE.initialize()
+		deafSSE := e.dialRawSSE() // never answers pings
+		deafSSE.initialize()
+		busySSE := e.dialRawSSE()
+		busySSE.initialize()
+		synctest.Wait()
+		if n := len(e.session.Agents()); n != 5 {
+			t.Fatalf("%d agents attached, want 5", n)
+		}
+		work := func() {
+			t.Helper()
+			if err := tryCall(busy); err != nil {
+				t.Fatalf("a working Streamable client: %v", err)
+			}
+			if err := busySSE.call(); err != nil {
+				t.Fatalf("a working SSE client: %v", err)
+			}
+		}
+		closed := func(c *rawSSE) bool {
+			select {
+			case <-c.done:
+				return true
+			default:
+				return false
+			}
+		}
+		for range 2 {
+			time.Sleep(idle / 3)
+			work()
+		}
+		time.Sleep(idle - 2*(idle/3) - time.Second) // the quiet ones: a second to go
+		synctest.Wait()
+		if closed(quietSSE) || closed(deafSSE) {
+			t.Fatal("a quiet SSE client was closed before its idle timeout")
+		}
+		if n := len(e.session.Agents()); n != 5 {
+			t.Fatalf("%d agents a second before the idle timeout, want 5", n)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !closed(quietSSE) {
+			t.Fatal("an idle SSE client's stream is still open a second after its timeout")
+		}
+		if err := tryCall(quiet); err == nil {
+			t.Fatal("an idle Streamable client was still served a second after its timeout")
+		}
+		// An SSE client that never answers pings is closed late: each
+		// keepalive ping waits its whole interval (20s) for the answer,
+		// and the idle check runs only between pings, where it races the
+		// next tick. Ten minutes is 30 of those rounds.
+		select {
+		case <-deafSSE.done:
+		case <-time.After(10 * time.Minute):
+			t.Fatal("an idle SSE client that ignores pings is still open ten minutes after its timeout")
+		}
+		work()
+		for range 6 {
+			time.Sleep(idle / 3)
+			work()
+		}
+		got := agentNames(e.session)
+		if len(got) != 2 || !slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "busy") }) ||
+			!slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "raw-sse") }) {
+			t.Fatalf("presence after three idle timeouts of work: %v, want the two busy clients", got)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package mcpbridge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -82,22 +84,23 @@ func lensAdvertised(t *testing.T, cs *mcp.ClientSession) []string {
 func focusOn(t *testing.T, e *env, cs *mcp.ClientSession, id string) []*mcp.Tool {
 	t.Helper()
 	e.session.SetAttention(session.Attention{Focus: id})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		tools := listTools(t, cs)
+	var tools []*mcp.Tool
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		tools = listTools(t, cs)
 		// The order alone can look right before the focus move is
 		// applied (with no focus, tree order puts the first widget
 		// first): wait for the mark too.
 		m := marked(tools)
-		if len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app."+id+".") && len(m) > 0 && strings.HasPrefix(m[0], "app."+id+".") {
-			return tools
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("focus on %s: tools/list is still %q", id, toolNames(tools))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app."+id+".") && len(m) > 0 && strings.HasPrefix(m[0], "app."+id+".")
+	}, "focus on %s: tools/list is still %v", id, lastNames{&tools})
+	return tools
 }
+
+// lastNames prints the names of the tools it points to when formatted,
+// for a failure message that shows the last list seen.
+type lastNames struct{ tools *[]*mcp.Tool }
+
+func (l lastNames) String() string { return fmt.Sprintf("%q", toolNames(*l.tools)) }
 
 var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
 
@@ -141,7 +144,7 @@ func testToolsListFollowsFocus(t *testing.T, sse bool) {
 		if m := marked(tools); !slices.Equal(m, own) {
 			t.Fatalf("focus %s: marked focused %q, want exactly %q", id, m, own)
 		}
-		waitFor(t, func() bool { return slices.Equal(lensAdvertised(t, cs), toolNames(listTools(t, cs))) })
+		testkit.Eventually(t, 5*time.Second, func() bool { return slices.Equal(lensAdvertised(t, cs), toolNames(listTools(t, cs))) }, "tools/list in the lens's advertised order")
 		if !lensSameSet(got, toolNames(before)) {
 			t.Fatalf("focus %s: the advertised set changed: %q, was %q", id, got, toolNames(before))
 		}
@@ -162,7 +165,7 @@ func testToolsListFollowsFocus(t *testing.T, sse bool) {
 	// No focus, no mark: the marks of earlier lists did not stay on the
 	// server's tools.
 	e.session.SetAttention(session.Attention{})
-	waitFor(t, func() bool { return marked(listTools(t, cs)) == nil })
+	testkit.Eventually(t, 5*time.Second, func() bool { return marked(listTools(t, cs)) == nil }, "a mark on tools/list with no focus")
 
 	// Focus moves that keep the set send no list_changed.
 	time.Sleep(50 * time.Millisecond)
@@ -247,10 +250,10 @@ func TestFocusMarkWithHoverAndModal(t *testing.T) {
 	cs, _ := e.connect(false)
 	e.session.SetAttention(session.Attention{Focus: "name", Hover: "agree"})
 	var tools []*mcp.Tool
-	waitFor(t, func() bool {
+	testkit.Eventually(t, 5*time.Second, func() bool {
 		tools = listTools(t, cs)
 		return len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app.agree.")
-	})
+	}, "hover on agree: its tools after the session tools")
 	hovered, focused := ofWidget(tools, "agree"), ofWidget(tools, "name")
 	want := append(append(slices.Clone(sessionToolNames), hovered...), focused...)
 	if got := toolNames(tools)[:len(want)]; !slices.Equal(got, want) {
@@ -261,12 +264,12 @@ func TestFocusMarkWithHoverAndModal(t *testing.T) {
 	}
 
 	call(t, cs, "app.open.click", nil) // opens the modal "dlg"
-	waitFor(t, func() bool { return !slices.Contains(toolNames(listTools(t, cs)), "app.name.type_into") })
+	testkit.Eventually(t, 5*time.Second, func() bool { return !slices.Contains(toolNames(listTools(t, cs)), "app.name.type_into") }, "the modal opened: tools/list still has the input behind it")
 	if m := marked(listTools(t, cs)); m != nil {
 		t.Fatalf("focus behind the modal: marked %q, want none", m)
 	}
 	e.session.SetAttention(session.Attention{Focus: "dlg"})
-	waitFor(t, func() bool { return marked(listTools(t, cs)) != nil })
+	testkit.Eventually(t, 5*time.Second, func() bool { return marked(listTools(t, cs)) != nil }, "no focus mark with the modal focused")
 	tools = listTools(t, cs)
 	if m, own := marked(tools), ofWidget(tools, "dlg"); len(own) == 0 || !slices.Equal(m, own) || !slices.Equal(toolNames(tools)[3:3+len(own)], own) {
 		t.Fatalf("focus on the modal: tools/list %q, marked %q", toolNames(tools), m)

@@ -2,7 +2,6 @@ package mcpbridge_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,7 +18,7 @@ func modelEnv(t *testing.T, m ui.Model) *env {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics})
-	e.http = httptest.NewServer(e.bridge)
+	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	s, ok, err := e.mgr.Start("app", session.Owner{User: "u"}, m, 0)
 	if err != nil || !ok {

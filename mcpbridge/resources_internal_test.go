@@ -87,13 +87,7 @@ func TestSubscriptionsBelongToClients(t *testing.T) {
 	}
 	// A client that leaves without unsubscribing takes its subscriptions.
 	_ = a.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for subscribed(uri) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("a closed client's subscription is still diffed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, func() bool { return subscribed(uri) == 0 }, "a closed client's subscription is still diffed")
 	b.conn(se).res.mu.Lock()
 	_, kept := b.conn(se).res.last[uri]
 	b.conn(se).res.mu.Unlock()

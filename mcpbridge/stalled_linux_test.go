@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -176,7 +177,7 @@ func testStalledClient(t *testing.T, sse bool) {
 				t.Fatalf("post %s: %d", body, code)
 			}
 		}
-		waitFor(t, func() bool { return len(se.Agents()) == 1 })
+		testkit.Eventually(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the stalled SSE client never attached")
 	} else {
 		url := srv.URL + "/sessions/" + se.ID + "/mcp"
 		code, sid := rawPost(t, url, se.Token(), "", initialize)
@@ -192,7 +193,7 @@ func testStalledClient(t *testing.T, sse bool) {
 	}
 
 	// The healthy client, subscribed to the same resource.
-	e := &env{t: t, metrics: m, mgr: mgr, bridge: bridge, http: srv, session: se}
+	e := &env{t: t, metrics: m, mgr: mgr, bridge: bridge, http: &testServer{URL: srv.URL, rt: http.DefaultTransport}, session: se}
 	cs, n := e.connect(false)
 	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
@@ -226,5 +227,5 @@ func testStalledClient(t *testing.T, sse bool) {
 		got = strings.Contains(string(b), want)
 	}
 	// And the stalled client is dropped: only the healthy one is present.
-	waitFor(t, func() bool { return len(se.Agents()) == 1 })
+	testkit.Eventually(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the stalled client is still present")
 }

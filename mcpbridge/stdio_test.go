@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
@@ -84,7 +85,7 @@ func TestStdioIsExemptOnlyFromTheNetworkGate(t *testing.T) {
 	e := policyEnv(t, p, func(o *mcpbridge.Options) { o.TransportOnly = true })
 	sp := serveStdio(t, e, context.Background())
 	// Nothing is served over HTTP by such a bridge.
-	if resp, err := http.Post(e.http.URL+"/sessions/"+e.session.ID+"/mcp", "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusNotFound {
+	if resp, err := e.http.Client().Post(e.http.URL+"/sessions/"+e.session.ID+"/mcp", "application/json", strings.NewReader("{}")); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("HTTP on a transport-only bridge: %v %v, want 404", resp, err)
 	} else {
 		resp.Body.Close()
@@ -116,7 +117,7 @@ func TestStdioIsExemptOnlyFromTheNetworkGate(t *testing.T) {
 	}
 	// Presence, as for an HTTP client: stdio clients speak the
 	// initialize-based protocol too.
-	waitFor(t, func() bool { ag := e.session.Agents(); return len(ag) == 1 && ag[0].Name == "stdio-agent 1" })
+	testkit.Eventually(t, 5*time.Second, func() bool { ag := e.session.Agents(); return len(ag) == 1 && ag[0].Name == "stdio-agent 1" }, "the stdio agent never attached")
 	if v := sp.cs.InitializeResult().ProtocolVersion; v >= "2026-07-28" {
 		t.Fatalf("negotiated %s, want an initialize-based version", v)
 	}
@@ -227,22 +228,25 @@ func waitDone(t *testing.T, cs *mcp.ClientSession) {
 // TestRotationDisconnectsOnlyTokenClients: a new token disconnects the
 // HTTP clients of the old one; a stdio client, which used no token, stays.
 func TestRotationDisconnectsOnlyTokenClients(t *testing.T) {
-	e := newEnv(t)
-	httpClient, _ := e.connect(false)
-	p := serveStdio(t, e, context.Background())
-	if _, err := e.session.RotateToken(); err != nil {
-		t.Fatal(err)
-	}
-	waitDone(t, httpClient)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}})
-	if err != nil || res.IsError {
-		t.Fatalf("stdio client after rotation: %v %v", res, err)
-	}
-	// The new token opens a session on the same server.
-	cs, _ := e.connect(false)
-	if out, isErr := call(t, cs, "app.go.click", nil); isErr {
-		t.Fatalf("new token: %v", out)
-	}
+	bubble(t, func(t *testing.T) {
+		e := newEnv(t)
+		httpClient, _ := e.connect(false)
+		e.waitStream(1)
+		p := serveStdio(t, e, context.Background())
+		if _, err := e.session.RotateToken(); err != nil {
+			t.Fatal(err)
+		}
+		waitDone(t, httpClient)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "app.go.click", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("stdio client after rotation: %v %v", res, err)
+		}
+		// The new token opens a session on the same server.
+		cs, _ := e.connect(false)
+		if out, isErr := call(t, cs, "app.go.click", nil); isErr {
+			t.Fatalf("new token: %v", out)
+		}
+	})
 }

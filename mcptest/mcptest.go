@@ -786,8 +786,10 @@ func (s *Session) AssertScreen(substr string) *Session {
 }
 
 // toolSettle is how long a tool assertion waits, after the server has
-// caught up with the latest snapshot, for its answer to settle.
-const toolSettle = 500 * time.Millisecond
+// caught up with the latest snapshot, for its answer to settle. A
+// variable only so that the tests of failing assertions need not wait it
+// out (export_test.go).
+var toolSettle = 500 * time.Millisecond
 
 // AssertToolAvailable checks that the session offers the tool now: listed
 // by tools/list or found by discover_tools. The server updates its tool

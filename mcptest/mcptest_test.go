@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // counter is the tiny app under test: a button that adds the step (twice
 // when "double" is checked), a label input, a step list, a PIN field, a
 // reset button enabled only when the count is not zero, and a slow button
-// whose Update takes a while.
+// whose Update waits until the test lets it go (slowGate).
 type counter struct {
 	N      int
 	Label  string
@@ -38,6 +38,11 @@ type counter struct {
 }
 
 var steps = []int{1, 2, 5}
+
+// slowGate holds the slow button's Update (up to 5s): a test receives
+// from it to let the Update finish, which also tells it the Update was
+// running.
+var slowGate = make(chan struct{})
 
 type (
 	inc   struct{}
@@ -66,7 +71,10 @@ func (c counter) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
 	case reset:
 		c.N = 0
 	case slow:
-		time.Sleep(time.Second)
+		select {
+		case slowGate <- struct{}{}:
+		case <-time.After(5 * time.Second): // nobody let it go: a call that did not time out
+		}
 	}
 	return c, nil
 }
@@ -324,6 +332,9 @@ func (r *recorder) take() (fatals, errors []string) {
 }
 
 func TestFailuresFailTheTest(t *testing.T) {
+	// The assertions below fail on purpose: their grace period changes
+	// nothing but how long they take.
+	mcptest.SetToolSettle(t, 20*time.Millisecond)
 	rec := &recorder{TB: t}
 	s := mcptest.Start(rec, app(), mcptest.WithCallTimeout(300*time.Millisecond))
 	rec.record = true
@@ -378,7 +389,12 @@ func TestFailuresFailTheTest(t *testing.T) {
 	if s.Result()["error"] != mcptest.KindProtocolError {
 		t.Errorf("Result() after a timeout: %v", s.Result())
 	}
-	time.Sleep(time.Second) // let the slow Update finish
+	// Let the slow Update finish: the timed-out call was still applied.
+	select {
+	case <-slowGate:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow button's Update never ran")
+	}
 
 	// Nothing failed: nothing recorded, and the chain went on.
 	if s.Click("inc").Toggle("double").AssertModel(count(1)).AssertComponent("double", nil) != s {

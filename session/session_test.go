@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -235,75 +237,98 @@ func TestCommandsAreLoggedAndCoalesced(t *testing.T) {
 	m := NewManager(nil)
 	defer m.Close()
 	s, _, _ := m.Start("t", Owner{User: "u"}, ticker{}, 0)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		log := s.Activity()
-		if len(log) == 1 && log[0].Count == 4 { // Init's tick and the three it schedules
-			if !strings.HasPrefix(log[0].Origin, "command:") || log[0].Action != "command" || !strings.Contains(log[0].Summary, "session.tick") {
-				t.Fatalf("entry %+v", log[0])
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("activity %+v", log)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var log []Action
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		log = s.Activity()
+		return len(log) == 1 && log[0].Count == 4 // Init's tick and the three it schedules
+	}, "one coalesced entry for the 4 ticks; activity %+v", &log)
+	if !strings.HasPrefix(log[0].Origin, "command:") || log[0].Action != "command" || !strings.Contains(log[0].Summary, "session.tick") {
+		t.Fatalf("entry %+v", log[0])
 	}
 }
 
 // TestPresenceTracksWhenAgentsLastActed: an agent's LastActive follows its
-// Touch; watchers learn when it becomes idle and when it acts again; it
-// leaves at once on Detach.
+// Touch; watchers learn when it becomes idle (exactly AgentIdleAfter after
+// it last acted: the test runs on synctest's virtual clock, with the
+// default of two minutes) and when it acts again; it leaves at once on
+// Detach.
 func TestPresenceTracksWhenAgentsLastActed(t *testing.T) {
-	const idleAfter = 50 * time.Millisecond
-	m := NewManager(&Options{AgentIdleAfter: idleAfter})
-	defer m.Close()
-	s, _, err := m.Start("app", Owner{User: "u"}, app{}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	changed, stop := s.Watch()
-	defer stop()
-	drain := func() {
-		for {
-			select {
-			case <-changed:
-			default:
-				return
+	synctest.Test(t, func(t *testing.T) {
+		m := NewManager(nil)
+		defer m.Close()
+		s, _, err := m.Start("app", Owner{User: "u"}, app{}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, stop := s.Watch()
+		defer stop()
+		drain := func() {
+			for {
+				select {
+				case <-changed:
+				default:
+					return
+				}
 			}
 		}
-	}
-	p := s.Join(KindAgent, "claude-code")
-	term := s.Join(KindTerminal, "ada")
-	at := s.Attached()
-	if len(at) != 2 || at[0].Idle || at[0].LastActive.Before(at[0].Since) {
-		t.Fatalf("attached %+v", at)
-	}
-	drain()
-	select {
-	case <-changed:
-	case <-time.After(2 * time.Second):
-		t.Fatal("watchers were not told that the agent became idle")
-	}
-	if at := s.Attached(); !at[0].Idle || at[1].Idle {
-		t.Fatalf("after %v quiet: %+v (a terminal is never idle)", idleAfter, at)
-	}
-	drain()
-	p.Touch()
-	select {
-	case <-changed:
-	default:
-		t.Fatal("watchers were not told that the idle agent acted")
-	}
-	if a := s.Agents(); len(a) != 1 || a[0].Idle || time.Since(a[0].LastActive) > time.Second {
-		t.Fatalf("after Touch: %+v", a)
-	}
-	p.Detach()
-	p.Detach()
-	term.Detach()
-	if len(s.Attached()) != 0 {
-		t.Fatalf("after Detach: %+v", s.Attached())
-	}
+		signalled := func() bool {
+			synctest.Wait()
+			select {
+			case <-changed:
+				return true
+			default:
+				return false
+			}
+		}
+		p := s.Join(KindAgent, "claude-code")
+		term := s.Join(KindTerminal, "ada")
+		at := s.Attached()
+		if len(at) != 2 || at[0].Idle || at[0].LastActive.Before(at[0].Since) {
+			t.Fatalf("attached %+v", at)
+		}
+		drain()
+		time.Sleep(DefaultAgentIdleAfter - time.Nanosecond)
+		if signalled() || s.Attached()[0].Idle {
+			t.Fatalf("the agent was shown idle before %v quiet: %+v", DefaultAgentIdleAfter, s.Attached())
+		}
+		time.Sleep(time.Nanosecond)
+		if !signalled() {
+			t.Fatalf("watchers were not told that the agent became idle after %v", DefaultAgentIdleAfter)
+		}
+		if at := s.Attached(); !at[0].Idle || at[1].Idle {
+			t.Fatalf("after %v quiet: %+v (a terminal is never idle)", DefaultAgentIdleAfter, at)
+		}
+		drain()
+		p.Touch()
+		select {
+		case <-changed:
+		default:
+			t.Fatal("watchers were not told that the idle agent acted")
+		}
+		if a := s.Agents(); len(a) != 1 || a[0].Idle || !a[0].LastActive.Equal(time.Now()) {
+			t.Fatalf("after Touch at %v: %+v", time.Now(), a)
+		}
+		// Idle again a full AgentIdleAfter after that Touch, not before.
+		drain()
+		time.Sleep(DefaultAgentIdleAfter - time.Second)
+		synctest.Wait()
+		if s.Agents()[0].Idle {
+			t.Fatal("an agent that acted was shown idle again too soon")
+		}
+		time.Sleep(time.Second)
+		if !signalled() {
+			t.Fatalf("watchers were not told that the agent became idle again %v after it acted", DefaultAgentIdleAfter)
+		}
+		if !s.Agents()[0].Idle {
+			t.Fatalf("the agent was not idle again %v after it acted: %+v", DefaultAgentIdleAfter, s.Agents())
+		}
+		p.Detach()
+		p.Detach()
+		term.Detach()
+		if len(s.Attached()) != 0 {
+			t.Fatalf("after Detach: %+v", s.Attached())
+		}
+	})
 }
 
 // quitter returns, for each message naming one, the command asking the

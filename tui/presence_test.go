@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -77,31 +78,46 @@ func TestWhoIsHereTellsWhenEachAgentLastActed(t *testing.T) {
 // TestAgentAgesAreRedrawnAsTheyChange: while an agent is attached the
 // terminal schedules a redraw for when its age in the status bar would
 // change, one at a time, so "12s ago" never freezes; none without agents.
+// It runs on synctest's virtual clock, so the redraw's time is exact: just
+// after the next whole second, or the next whole minute once the age is
+// counted in minutes.
 func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
-	s := newSession(t)
-	m := New(s, Options{Terminal: "u", Primary: true})
-	t.Cleanup(m.Close)
-	if m.tickAges() != nil {
-		t.Fatal("an age tick with no agent attached")
-	}
-	a := s.Join(session.KindAgent, "claude-code")
-	defer a.Detach()
-	cmd := m.tickAges()
-	if cmd == nil {
-		t.Fatal("no age tick with an agent attached")
-	}
-	if m.tickAges() != nil {
-		t.Fatal("a second age tick while one is scheduled")
-	}
-	start := time.Now()
-	if _, ok := cmd().(ageMsg); !ok {
-		t.Fatal("the tick does not deliver an ageMsg")
-	}
-	if d := time.Since(start); d > 1100*time.Millisecond {
-		t.Fatalf("the first age change came after %s, want within a second", d)
-	}
-	m.Update(ageMsg{})
-	if m.ageTicking != true {
-		t.Fatal("no next age tick after one was delivered")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		m := New(s, Options{Terminal: "u", Primary: true})
+		t.Cleanup(m.Close)
+		if m.tickAges() != nil {
+			t.Fatal("an age tick with no agent attached")
+		}
+		a := s.Join(session.KindAgent, "claude-code")
+		defer a.Detach()
+		cmd := m.tickAges()
+		if cmd == nil {
+			t.Fatal("no age tick with an agent attached")
+		}
+		if m.tickAges() != nil {
+			t.Fatal("a second age tick while one is scheduled")
+		}
+		start := time.Now()
+		if _, ok := cmd().(ageMsg); !ok {
+			t.Fatal("the tick does not deliver an ageMsg")
+		}
+		if d := time.Since(start); d != time.Second+10*time.Millisecond {
+			t.Fatalf("the first age change was redrawn after %s, want 1.01s (\"now\" becomes \"1s ago\")", d)
+		}
+		m.Update(ageMsg{})
+		if m.ageTicking != true {
+			t.Fatal("no next age tick after one was delivered")
+		}
+		// 90s after it acted, the age reads "1m ago" until the next minute.
+		time.Sleep(90*time.Second - time.Since(start))
+		m.ageTicking = false
+		start = time.Now()
+		if _, ok := m.tickAges()().(ageMsg); !ok {
+			t.Fatal("the tick does not deliver an ageMsg")
+		}
+		if d := time.Since(start); d != 30*time.Second+10*time.Millisecond {
+			t.Fatalf("at 90s the next age change was redrawn after %s, want 30.01s (\"1m ago\" becomes \"2m ago\")", d)
+		}
+	})
 }

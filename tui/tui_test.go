@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -428,20 +429,22 @@ func TestPrimaryPublishesAttentionAndRecentActions(t *testing.T) {
 }
 
 func TestPresenceWakesTheTerminal(t *testing.T) {
-	m, s := newPrimary(t)
-	got := make(chan tea.Msg, 1)
-	go func() { got <- m.waitSnapshot()() }()
-	_, detach := s.Attach(session.KindAgent, "bot")
-	defer detach()
-	select {
-	case msg := <-got:
-		m.Update(msg)
-	case <-time.After(2 * time.Second):
-		t.Fatal("attaching an agent did not wake the terminal")
-	}
-	if !strings.Contains(screenText(m), "agent: bot") {
-		t.Fatalf("status bar: %q", screenText(m))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		m, s := newPrimary(t)
+		got := make(chan tea.Msg, 1)
+		go func() { got <- m.waitSnapshot()() }()
+		_, detach := s.Attach(session.KindAgent, "bot")
+		defer detach()
+		select {
+		case msg := <-got:
+			m.Update(msg)
+		case <-time.After(2 * time.Second):
+			t.Fatal("attaching an agent did not wake the terminal")
+		}
+		if !strings.Contains(screenText(m), "agent: bot") {
+			t.Fatalf("status bar: %q", screenText(m))
+		}
+	})
 }
 
 func TestCtrlRInTheAttachPanelRotatesTheToken(t *testing.T) {
@@ -466,77 +469,83 @@ func TestCtrlRInTheAttachPanelRotatesTheToken(t *testing.T) {
 }
 
 func TestApprovalPrompt(t *testing.T) {
-	m, s := newPrimary(t)
-	m.opts.PromptArming = -1 // answered at once here; TestPromptArming waits
-	ask := func(id string) chan session.Approval {
-		reply := make(chan session.Approval, 1)
-		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}",
-			Deadline: time.Now().Add(45 * time.Second)}, Reply: reply})
-		return reply
-	}
-	for _, tc := range []struct {
-		key  tea.KeyPressMsg
-		want session.Approval
-	}{{key("a"), session.ApprovedOnce}, {key("s"), session.ApprovedForSession}, {key("d"), session.Refused}, {key("esc"), session.Refused}} {
-		reply := ask("r1")
-		scr := screenText(m)
-		if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") ||
-			!(strings.Contains(scr, "denied in 45 s without an answer") || strings.Contains(scr, "denied in 44 s without an answer")) {
-			t.Fatalf("prompt not shown:\n%s", scr)
+	synctest.Test(t, func(t *testing.T) {
+		m, s := newPrimary(t)
+		m.opts.PromptArming = -1 // answered at once here; TestPromptArming waits
+		ask := func(id string) chan session.Approval {
+			reply := make(chan session.Approval, 1)
+			m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: id, Agent: "bot 1.0", Tool: "test.open.click", Widget: "Open", Args: "{}",
+				Deadline: time.Now().Add(45 * time.Second)}, Reply: reply})
+			return reply
 		}
-		m.Update(tc.key)
-		select {
-		case got := <-reply:
-			if got != tc.want {
-				t.Fatalf("key %s answered %v, want %v", tc.key, got, tc.want)
+		for _, tc := range []struct {
+			key  tea.KeyPressMsg
+			want session.Approval
+		}{{key("a"), session.ApprovedOnce}, {key("s"), session.ApprovedForSession}, {key("d"), session.Refused}, {key("esc"), session.Refused}} {
+			reply := ask("r1")
+			scr := screenText(m)
+			if !strings.Contains(scr, "bot 1.0 wants to run test.open.click on Open") || !strings.Contains(scr, "[s] allow for this session") ||
+				!strings.Contains(scr, "denied in 45 s without an answer") {
+				t.Fatalf("prompt not shown:\n%s", scr)
 			}
-		default:
-			t.Fatalf("key %s did not answer", tc.key)
+			m.Update(tc.key)
+			select {
+			case got := <-reply:
+				if got != tc.want {
+					t.Fatalf("key %s answered %v, want %v", tc.key, got, tc.want)
+				}
+			default:
+				t.Fatalf("key %s did not answer", tc.key)
+			}
 		}
-	}
-	if strings.Contains(screenText(m), "Approve an agent") {
-		t.Fatal("prompt still shown after the answers")
-	}
+		if strings.Contains(screenText(m), "Approve an agent") {
+			t.Fatal("prompt still shown after the answers")
+		}
 
-	// While a prompt is open, keys do not reach the app.
-	reply := ask("r2")
-	m.Update(key("x"))
-	m.Update(tea.PasteMsg{Content: "pasted"})
-	if model(s).name != "" {
-		t.Fatalf("typing reached the app under a prompt: %q", model(s).name)
-	}
-	// A withdrawn request is refused and leaves.
-	m.Update(WithdrawApprovalMsg{ID: "r2"})
-	if got := <-reply; got != session.Refused {
-		t.Fatalf("withdrawn: %v", got)
-	}
-	// The countdown is redrawn every second while a prompt is open.
-	reply = make(chan session.Approval, 1)
-	m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: "r5", Agent: "bot", Tool: "test.go.click", Deadline: time.Now().Add(2300 * time.Millisecond)}, Reply: reply})
-	if !m.ticking || !strings.Contains(screenText(m), "denied in 3 s") {
-		t.Fatalf("countdown not started (ticking %v):\n%s", m.ticking, screenText(m))
-	}
-	m.ticking = false
-	tick := m.tickCountdown()
-	m.Update(tick())
-	if !strings.Contains(screenText(m), "denied in 2 s") || !m.ticking {
-		t.Fatalf("countdown not redrawn a second later (ticking %v):\n%s", m.ticking, screenText(m))
-	}
-	m.Update(key("d"))
-	<-reply
-	m.Update(countdownMsg{})
-	if m.ticking {
-		t.Fatal("countdown still ticking with no prompt open")
-	}
-	// Prompts left open when the terminal closes are refused.
-	r3, r4 := ask("r3"), ask("r4")
-	if !strings.Contains(screenText(m), "more waiting") {
-		t.Fatal("the queue is not shown")
-	}
-	m.Close()
-	if <-r3 != session.Refused || <-r4 != session.Refused {
-		t.Fatal("closing the terminal did not refuse pending prompts")
-	}
+		// While a prompt is open, keys do not reach the app.
+		reply := ask("r2")
+		m.Update(key("x"))
+		m.Update(tea.PasteMsg{Content: "pasted"})
+		if model(s).name != "" {
+			t.Fatalf("typing reached the app under a prompt: %q", model(s).name)
+		}
+		// A withdrawn request is refused and leaves.
+		m.Update(WithdrawApprovalMsg{ID: "r2"})
+		if got := <-reply; got != session.Refused {
+			t.Fatalf("withdrawn: %v", got)
+		}
+		// The countdown is redrawn every second while a prompt is open.
+		reply = make(chan session.Approval, 1)
+		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: "r5", Agent: "bot", Tool: "test.go.click", Deadline: time.Now().Add(2300 * time.Millisecond)}, Reply: reply})
+		if !m.ticking || !strings.Contains(screenText(m), "denied in 3 s") {
+			t.Fatalf("countdown not started (ticking %v):\n%s", m.ticking, screenText(m))
+		}
+		m.ticking = false
+		tick := m.tickCountdown()
+		start := time.Now()
+		m.Update(tick())
+		if d := time.Since(start); d != 300*time.Millisecond {
+			t.Fatalf("the countdown ticked after %v, want 300ms (when 2.3s left becomes 2s)", d)
+		}
+		if !strings.Contains(screenText(m), "denied in 2 s") || !m.ticking {
+			t.Fatalf("countdown not redrawn a second later (ticking %v):\n%s", m.ticking, screenText(m))
+		}
+		m.Update(key("d"))
+		<-reply
+		m.Update(countdownMsg{})
+		if m.ticking {
+			t.Fatal("countdown still ticking with no prompt open")
+		}
+		// Prompts left open when the terminal closes are refused.
+		r3, r4 := ask("r3"), ask("r4")
+		if !strings.Contains(screenText(m), "more waiting") {
+			t.Fatal("the queue is not shown")
+		}
+		m.Close()
+		if <-r3 != session.Refused || <-r4 != session.Refused {
+			t.Fatal("closing the terminal did not refuse pending prompts")
+		}
+	})
 }
 
 func TestJoinPromptAndRoles(t *testing.T) {
@@ -629,47 +638,55 @@ func TestSetPrimaryMsg(t *testing.T) {
 // IdleRelease drops the renderer's copy of the screen, and the next change
 // still reaches the terminal correctly.
 func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
-	s := newSession(t)
-	ew := &emuWriter{em: vt.NewEmulator(80, 24)}
-	m := New(s, Options{Terminal: "u", Output: ew, Environ: []string{"TERM=xterm-256color"}, ColorProfile: colorprofile.ANSI256, IdleRelease: 20 * time.Millisecond})
-	t.Cleanup(m.Close)
-	m.Init()
-	if m.scr.scr == nil {
-		t.Fatal("no renderer after the first frame")
-	}
-	// The waiting command yields idleMsg once the terminal has been quiet.
-	msg := m.waitSnapshot()()
-	if _, ok := msg.(idleMsg); !ok {
-		t.Fatalf("wait returned %T, want idleMsg", msg)
-	}
-	m.Update(msg)
-	if m.scr.scr != nil {
-		t.Fatal("idle terminal kept its renderer")
-	}
-	if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
-		ui.TextInputChanged{ID: "name", Text: "after-idle"}); err != nil {
-		t.Fatal(err)
-	}
-	msg = m.waitSnapshot()()
-	if _, ok := msg.(snapshotMsg); !ok {
-		t.Fatalf("wait returned %T, want snapshotMsg", msg)
-	}
-	m.Update(msg)
-	if !strings.Contains(ew.em.String(), "after-idle") {
-		t.Fatalf("change after release not on the terminal:\n%s", ew.em.String())
-	}
-	if m.scr.scr == nil {
-		t.Fatal("renderer not rebuilt for the new frame")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		ew := &emuWriter{em: vt.NewEmulator(80, 24)}
+		m := New(s, Options{Terminal: "u", Output: ew, Environ: []string{"TERM=xterm-256color"}, ColorProfile: colorprofile.ANSI256, IdleRelease: 20 * time.Millisecond})
+		t.Cleanup(m.Close)
+		m.Init()
+		if m.scr.scr == nil {
+			t.Fatal("no renderer after the first frame")
+		}
+		// The waiting command yields idleMsg once the terminal has been quiet
+		// for IdleRelease (the clock is the bubble's: exactly).
+		start := time.Now()
+		msg := m.waitSnapshot()()
+		if _, ok := msg.(idleMsg); !ok {
+			t.Fatalf("wait returned %T, want idleMsg", msg)
+		}
+		if d := time.Since(start); d != 20*time.Millisecond {
+			t.Fatalf("idleMsg after %v, want IdleRelease 20ms", d)
+		}
+		m.Update(msg)
+		if m.scr.scr != nil {
+			t.Fatal("idle terminal kept its renderer")
+		}
+		if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
+			ui.TextInputChanged{ID: "name", Text: "after-idle"}); err != nil {
+			t.Fatal(err)
+		}
+		msg = m.waitSnapshot()()
+		if _, ok := msg.(snapshotMsg); !ok {
+			t.Fatalf("wait returned %T, want snapshotMsg", msg)
+		}
+		m.Update(msg)
+		if !strings.Contains(ew.em.String(), "after-idle") {
+			t.Fatalf("change after release not on the terminal:\n%s", ew.em.String())
+		}
+		if m.scr.scr == nil {
+			t.Fatal("renderer not rebuilt for the new frame")
+		}
 
-	// A negative IdleRelease never releases.
-	m2 := New(s, Options{Terminal: "v", Output: &emuWriter{em: vt.NewEmulator(80, 24)}, IdleRelease: -1})
-	t.Cleanup(m2.Close)
-	m2.Init()
-	go func() { time.Sleep(100 * time.Millisecond); m2.Close() }()
-	if msg := m2.waitSnapshot()(); msg != nil {
-		t.Fatalf("wait returned %T with IdleRelease < 0, want nil after Close", msg)
-	}
+		// A negative IdleRelease never releases: nothing comes in an hour
+		// but the Close.
+		m2 := New(s, Options{Terminal: "v", Output: &emuWriter{em: vt.NewEmulator(80, 24)}, IdleRelease: -1})
+		t.Cleanup(m2.Close)
+		m2.Init()
+		go func() { time.Sleep(time.Hour); m2.Close() }()
+		if msg := m2.waitSnapshot()(); msg != nil {
+			t.Fatalf("wait returned %T with IdleRelease < 0, want nil after Close", msg)
+		}
+	})
 }
 
 // TestHugeWindowSizesAreBounded: a client can claim any window size; the

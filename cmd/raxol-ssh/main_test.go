@@ -90,13 +90,8 @@ func TestRunServesAndDrains(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"--data-dir", dir, "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil), &out)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "raxol-ssh serving") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no posture line: %s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return strings.Contains(out.String(), "raxol-ssh serving") },
+		"no posture line: %s", &out)
 	for _, want := range []string{"host_key_fingerprint=SHA256:", "auth=", "max_connections=1000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("posture line lacks %q: %s", want, out.String())
@@ -147,18 +142,14 @@ func TestREADMEProductionPolicyBoots(t *testing.T) {
 		done <- run(ctx, []string{"--env", "prod", "--authorized-keys", keys, "--mcp-policy", policy,
 			"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil), &out)
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "raxol-ssh serving") {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("exited %d: %s", code, out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("did not boot: %s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(out.String(), "raxol-ssh serving")
+	}, "did not boot: %s", &out)
 	if !strings.Contains(out.String(), "rules from "+policy) {
 		t.Errorf("posture line does not show the policy: %s", out.String())
 	}

@@ -306,13 +306,7 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 		}
 	}()
 	addrRE := regexp.MustCompile(` http=(\S+)`)
-	deadline := time.Now().Add(10 * time.Second)
-	for addrRE.FindStringSubmatch(out.String()) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("did not boot: %s", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return addrRE.FindStringSubmatch(out.String()) != nil }, "did not boot: %s", &out)
 	if !strings.Contains(out.String(), "headless_mcp=\"/mcp with 1 API keys") {
 		t.Errorf("posture line does not show /mcp: %s", out.String())
 	}

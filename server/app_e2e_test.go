@@ -12,6 +12,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -148,7 +149,7 @@ func TestKeysNoWidgetTakesReachTheApp(t *testing.T) {
 	c.Type("g") // typed into the note, not a shortcut
 	c.WaitFor(t, "Note", waitShort)
 	se, _ := srv.Sessions().Get(seen()[0].SessionID)
-	eventually(t, waitShort, func() bool { return modelOf(se).note == "g" }, "the g to reach the note")
+	testkit.Eventually(t, waitShort, func() bool { return modelOf(se).note == "g" }, "the g to reach the note")
 	if m := modelOf(se); m.globals != 1 || strings.Join(m.keys, ",") != "g" {
 		t.Fatalf("app saw keys %v (globals %d), want only the first g", m.keys, m.globals)
 	}
@@ -175,7 +176,7 @@ func TestAppEndsItsSessionOrTerminal(t *testing.T) {
 					t.Errorf("a terminal was not told %q: %q / %q", tc.reason, out, c.Screen())
 				}
 			}
-			eventually(t, waitShort, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the session to end")
+			testkit.Eventually(t, waitShort, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the session to end")
 			if _, err := ag.cs.ListTools(t.Context(), nil); err == nil {
 				t.Errorf("the agent's client still works after the app ended the session")
 			}

@@ -15,6 +15,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -66,11 +67,11 @@ func TestAuthorizedKeys(t *testing.T) {
 				t.Fatalf("a client with an unlisted key authenticated")
 			}
 			t.Logf("unlisted key: %v", err)
-			eventually(t, waitShort, func() bool {
+			testkit.Eventually(t, waitShort, func() bool {
 				return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") >= 1
 			}, "raxol_ssh_auth_failures_total did not count the failure")
 			// Counted when the connection closes, just after the failure.
-			eventually(t, waitShort, func() bool {
+			testkit.Eventually(t, waitShort, func() bool {
 				return scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="auth_failed"}`) >= 1
 			}, `raxol_ssh_connections_total{outcome="auth_failed"} did not count the failed connection`)
 
@@ -231,7 +232,7 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 			t.Fatalf("attempt %d with a bad key authenticated", i)
 		}
 	}
-	eventually(t, waitShort, func() bool {
+	testkit.Eventually(t, waitShort, func() bool {
 		return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") >= 3
 	}, "failures counted")
 	if conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.1"}); err == nil {
@@ -245,7 +246,7 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 	c := connect(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.2"})
 	waitDemo(t, c)
 	// The address recovers as its failures refill (3 per 3s).
-	eventually(t, 5*time.Second, func() bool {
+	testkit.Eventually(t, 5*time.Second, func() bool {
 		conn, err := dialSSH(t, srv.SSHAddr(), clientOpts{key: good, local: "127.0.0.1"})
 		if err == nil {
 			conn.Close()
@@ -329,10 +330,10 @@ func TestBadSignatureIsAFailedLogin(t *testing.T) {
 					t.Fatalf("attempt %d with a bad signature authenticated", i)
 				}
 			}
-			eventually(t, waitShort, func() bool {
+			testkit.Eventually(t, waitShort, func() bool {
 				return scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total") == 3
 			}, "raxol_ssh_auth_failures_total to count 3 bad signatures, have %v", scrapeMetric(t, srv.HTTPAddr(), "raxol_ssh_auth_failures_total"))
-			eventually(t, waitShort, func() bool {
+			testkit.Eventually(t, waitShort, func() bool {
 				return scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="auth_failed"}`) == 3
 			}, `raxol_ssh_connections_total{outcome="auth_failed"} to count 3 bad signatures`)
 			if err := dialWith(t, srv.SSHAddr(), "127.0.0.1", gossh.PublicKeys(good)); err == nil {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -29,7 +30,7 @@ var testOrigin = dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "e2e-test
 func onlySession(t testing.TB, srv *testServer) *session.Session {
 	t.Helper()
 	var list []*session.Session
-	eventually(t, waitShort, func() bool { list = srv.Sessions().List(); return len(list) == 1 },
+	testkit.Eventually(t, waitShort, func() bool { list = srv.Sessions().List(); return len(list) == 1 },
 		"want 1 live session, have %d", len(list))
 	return list[0]
 }
@@ -338,7 +339,7 @@ func TestStuckClientBlocksNobody(t *testing.T) {
 	a := connect(t, srv.SSHAddr(), clientOpts{w: 220, h: 70, noRead: true, proxy: true})
 	// Wait until A's session is fully started (the gauge goes up after
 	// session.Manager.Start returns) and has written its first frame.
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		return counterValue(t, m.SessionsOpen) == 1 && counterValue(t, m.BytesWritten) > 0
 	}, "A's session did not start")
 	sessA := onlySession(t, srv)
@@ -456,7 +457,7 @@ func TestBadInput(t *testing.T) {
 
 	// A 10,000-byte paste is capped at 4096 runes.
 	c.send("\x1b[200~" + strings.Repeat("x", 10000) + "\x1b[201~")
-	eventually(t, waitShort, func() bool { return utf8.RuneCountInString(searchValue(t, sess)) == 4096 },
+	testkit.Eventually(t, waitShort, func() bool { return utf8.RuneCountInString(searchValue(t, sess)) == 4096 },
 		"search value has %d runes, want 4096", utf8.RuneCountInString(searchValue(t, sess)))
 	if v := searchValue(t, sess); !strings.HasPrefix(v, "still works") || strings.Trim(v[len("still works"):], "x") != "" {
 		t.Errorf("search value %q… is not the typed text followed by the paste", truncate(v, 30))
@@ -517,7 +518,7 @@ func TestHTTPMetrics(t *testing.T) {
 	if err != nil {
 		t.Errorf("ctrl+c exit: %v, want status 0", err)
 	}
-	eventually(t, waitShort, func() bool {
+	testkit.Eventually(t, waitShort, func() bool {
 		return scrapeMetric(t, srv.HTTPAddr(), "raxol_sessions_open") == 0 &&
 			scrapeMetric(t, srv.HTTPAddr(), `raxol_ssh_connections_total{outcome="ok"}`) == 1
 	}, "sessions_open back to 0 and one ok connection")

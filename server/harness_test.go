@@ -543,18 +543,6 @@ func armedPrompt(text string) func(string) bool {
 	return func(s string) bool { return strings.Contains(s, text) && !strings.Contains(s, tui.ArmingNote) }
 }
 
-// eventually polls cond until it holds or fails the test with msg.
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v: "+format, append([]any{timeout}, args...)...)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // httpGet fetches http://addr+path and returns the status and body.
 func httpGet(t testing.TB, addr, path string) (int, string) {
 	t.Helper()

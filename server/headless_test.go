@@ -160,17 +160,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return names
 }
 
-func waitUntil(t *testing.T, d time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitClosed(t *testing.T, cs *mcp.ClientSession, what string) {
 	t.Helper()
 	done := make(chan struct{})
@@ -234,7 +223,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	}
 
 	// raxol_list: the caller's sessions, with who is attached.
-	waitUntil(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the agent's presence")
+	testkit.Eventually(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the agent's presence")
 	list := mustCall(t, a, ToolList, nil)["sessions"].([]any)
 	if len(list) != 1 {
 		t.Fatalf("raxol_list = %v", list)
@@ -266,7 +255,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	human.WaitFor("from-headless")
 	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-join"})
 	human.WaitFor("after-join")
-	waitUntil(t, 5*time.Second, func() bool {
+	testkit.Eventually(t, 5*time.Second, func() bool {
 		for _, a := range se.Attached() {
 			if a.Kind == "terminal" {
 				return true
@@ -490,7 +479,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		// The attached clients work, and a closed one frees its place.
 		mustCall(t, b, ToolList, nil)
 		_ = a.Close()
-		waitUntil(t, 5*time.Second, func() bool { return srv.headless.clientCount() < 2 }, "the closed client to leave")
+		testkit.Eventually(t, 5*time.Second, func() bool { return srv.headless.clientCount() < 2 }, "the closed client to leave")
 		control(t, srv, keyA)
 	})
 	t.Run("idle", func(t *testing.T) {
@@ -499,7 +488,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		idle := mustCall(t, a, ToolStart, nil)["id"].(string)
 		busy := mustCall(t, a, ToolStart, nil)
 		ag := dial(t, busy["mcp_url"].(string), busy["token"].(string), "busy-agent")
-		waitUntil(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(idle); return !live }, "the idle session to end")
+		testkit.Eventually(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(idle); return !live }, "the idle session to end")
 		time.Sleep(600 * time.Millisecond)
 		if _, live := srv.Sessions().Get(busy["id"].(string)); !live {
 			t.Fatal("a session with an agent attached ended as idle")
@@ -508,7 +497,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 			t.Fatalf("raxol_list = %v", ids)
 		}
 		_ = ag.Close()
-		waitUntil(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(busy["id"].(string)); return !live }, "the session to end once its agent left")
+		testkit.Eventually(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(busy["id"].(string)); return !live }, "the session to end once its agent left")
 	})
 	t.Run("shutdown", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{})

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
@@ -104,7 +105,7 @@ func TestJoinOwnSecondTerminal(t *testing.T) {
 	if err, stderr := first.WaitExit(t, waitLong); err != nil {
 		t.Fatalf("first terminal: exit %v, stderr %q", err, stderr)
 	}
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		n := 0
 		for _, a := range se.Attached() {
 			if a.Kind == session.KindTerminal {
@@ -124,7 +125,7 @@ func TestJoinOwnSecondTerminal(t *testing.T) {
 	second.Type("!")
 	v := sameSearchEverywhere(t, se, len("onetwo!"), second)
 	// Its screen is what agents see now.
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		s, _, _ := se.Screen()
 		return strings.Contains(ansi.Strip(s), "Search: "+v)
 	}, "the session's screen to follow the terminal that took over")
@@ -137,7 +138,7 @@ func TestJoinOwnSecondTerminal(t *testing.T) {
 func sameSearchEverywhere(t testing.TB, se *session.Session, n int, terms ...*client) string {
 	t.Helper()
 	var v string
-	eventually(t, waitLong, func() bool { v = searchValue(t, se); return len(v) == n },
+	testkit.Eventually(t, waitLong, func() bool { v = searchValue(t, se); return len(v) == n },
 		"search value of %d characters", n)
 	for _, c := range terms {
 		c.WaitFor(t, "Search: "+v, waitLong)
@@ -156,14 +157,14 @@ func TestJoinAsObserver(t *testing.T) {
 
 	bob := askJoin(t, srv, owner, "bob", id, 0, 0)
 	// The stranger's notice may arrive just after the owner's prompt.
-	eventually(t, waitLong, func() bool { return strings.Contains(bob.Stderr(), "asking the session's owner") },
+	testkit.Eventually(t, waitLong, func() bool { return strings.Contains(bob.Stderr(), "asking the session's owner") },
 		"the waiting stranger to be told")
 	owner.Type("o")
 	if got := waitDemo(t, bob); got != id {
 		t.Fatalf("observer shows session %s, want %s", got, id)
 	}
 	bob.WaitFor(t, "observer", waitLong)
-	eventually(t, waitLong, func() bool { return hasAttached(se, "bob (observer)") }, "the observer in presence")
+	testkit.Eventually(t, waitLong, func() bool { return hasAttached(se, "bob (observer)") }, "the observer in presence")
 	owner.WaitFor(t, func(s string) bool { return !strings.Contains(s, joinPrompt) }, waitLong)
 
 	// The owner's typing appears on the observer's screen.
@@ -182,7 +183,7 @@ func TestJoinAsObserver(t *testing.T) {
 	if v := searchValue(t, se); v != "seen" {
 		t.Fatalf("search value %q after the observer typed, want %q", v, "seen")
 	}
-	eventually(t, waitLong, func() bool { return !hasAttached(se, "bob (observer)") }, "the observer to leave presence")
+	testkit.Eventually(t, waitLong, func() bool { return !hasAttached(se, "bob (observer)") }, "the observer to leave presence")
 	if owner.Exited() {
 		t.Fatal("the owner's terminal ended when the observer left")
 	}
@@ -200,7 +201,7 @@ func TestJoinAsDriver(t *testing.T) {
 	owner.Type("r")
 	waitDemo(t, carol)
 	carol.WaitFor(t, "driver", waitLong)
-	eventually(t, waitLong, func() bool { return hasAttached(se, "carol (driver)") }, "the driver in presence")
+	testkit.Eventually(t, waitLong, func() bool { return hasAttached(se, "carol (driver)") }, "the driver in presence")
 	carol.Key(keyTab)
 	carol.Type("drv")
 	owner.WaitFor(t, "Search: drv", waitLong)

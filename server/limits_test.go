@@ -13,6 +13,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	sshagent "golang.org/x/crypto/ssh/agent"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -30,7 +31,7 @@ func requireRefused(t testing.TB, c *client, want string) {
 // waitCount waits until the server has n live sessions.
 func waitCount(t testing.TB, srv *testServer, n int) {
 	t.Helper()
-	eventually(t, waitLong, func() bool { return srv.Sessions().Count() == n },
+	testkit.Eventually(t, waitLong, func() bool { return srv.Sessions().Count() == n },
 		"want %d live sessions, have %d", n, srv.Sessions().Count())
 }
 
@@ -39,7 +40,7 @@ func waitCount(t testing.TB, srv *testServer, n int) {
 // close, which can be a moment after their sessions ended.
 func waitConnections(t testing.TB, srv *testServer, n int) {
 	t.Helper()
-	eventually(t, waitLong, func() bool { return srv.SSHConnections() == n },
+	testkit.Eventually(t, waitLong, func() bool { return srv.SSHConnections() == n },
 		"want %d SSH connections admitted, have %d", n, srv.SSHConnections())
 }
 
@@ -267,7 +268,7 @@ func TestMaxChannelsPerConnection(t *testing.T) {
 	for _, ch := range open {
 		_ = ch.Close()
 	}
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		ch, reqs, err := c.conn.OpenChannel("session", nil)
 		if err != nil {
 			return false
@@ -321,7 +322,7 @@ func TestMaxHTTPConnections(t *testing.T) {
 		t.Fatal("a third connection was served while two were open")
 	}
 	_ = idle[0].Close()
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		resp, err := hc.Get("http://" + srv.HTTPAddr() + "/healthz")
 		if err != nil {
 			return false
@@ -389,7 +390,7 @@ func TestMaxHTTPPerIP(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	idle := []net.Conn{dialFrom("127.0.0.1"), dialFrom("127.0.0.1")}
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		code, body := get("127.0.0.1")
 		return code == http.StatusTooManyRequests && strings.Contains(body, "too many connections from your address")
 	}, "a third connection from one address was not refused with a reason")
@@ -409,7 +410,7 @@ func TestMaxHTTPPerIP(t *testing.T) {
 		t.Errorf(`raxol_mcp_rejections_total{reason="too_many_connections"} = %v, want >= 1`, v)
 	}
 	_ = idle[0].Close()
-	eventually(t, waitLong, func() bool { code, _ := get("127.0.0.1"); return code == http.StatusOK },
+	testkit.Eventually(t, waitLong, func() bool { code, _ := get("127.0.0.1"); return code == http.StatusOK },
 		"no connection from the address served after one of its others closed")
 }
 

@@ -128,11 +128,11 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 			}
 
 			// tools/list follows the human's focus (5 tools: 3 session + 2 of the focused widget).
-			eventually(t, waitLong, func() bool {
+			testkit.Eventually(t, waitLong, func() bool {
 				return slices.Contains(ag.tools(), "demo.search.type_into")
 			}, "tools/list to show the focused search input's tools")
 			human.Key("\x1b[Z") // shift+tab: back to the tabs
-			eventually(t, waitLong, func() bool {
+			testkit.Eventually(t, waitLong, func() bool {
 				l := ag.tools()
 				return slices.Contains(l, "demo.tabs.select_tab") && !slices.Contains(l, "demo.search.type_into")
 			}, "tools/list to follow focus back to the tabs")
@@ -140,7 +140,7 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 			changes := ag.listChg
 			ag.mu.Unlock()
 			if changes == 0 {
-				eventually(t, waitLong, func() bool { ag.mu.Lock(); defer ag.mu.Unlock(); return ag.listChg > 0 }, "notifications/tools/list_changed")
+				testkit.Eventually(t, waitLong, func() bool { ag.mu.Lock(); defer ag.mu.Unlock(); return ag.listChg > 0 }, "notifications/tools/list_changed")
 			}
 
 			// A subscribed resource receives a patch that turns the old state into the new.

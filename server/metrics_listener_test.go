@@ -75,7 +75,7 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Shutdown(context.Background()) }()
-	eventually(t, waitShort, func() bool {
+	testkit.Eventually(t, waitShort, func() bool {
 		code, body := httpGet(t, mAddr, "/healthz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "draining")
 	}, "metrics listener /healthz = 503 draining during the drain")

@@ -273,7 +273,7 @@ func TestArbitraryNamesNeverReachATerminalRaw(t *testing.T) {
 		}
 		owner.Key("\x07") // ctrl+g: the activity log
 		owner.WaitFor(t, "Activity (", waitLong)
-		eventually(t, waitLong, func() bool { return len(se.Activity()) >= recorded }, "the refused calls to be recorded")
+		testkit.Eventually(t, waitLong, func() bool { return len(se.Activity()) >= recorded }, "the refused calls to be recorded")
 		time.Sleep(50 * time.Millisecond) // a frame interval or three for the last draw
 
 		checkActivity(t, activityOf(t, cs))

@@ -10,6 +10,7 @@ import (
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -53,7 +54,7 @@ func TestPresenceActivityAndHighlight(t *testing.T) {
 		// The highlight lasts about a second; it must be visible now.
 		t.Fatalf("the clicked button is not highlighted:\n%s", human.Screen())
 	}
-	eventually(t, 3*time.Second, func() bool { return !human.reversedAt("[ Search ]") }, "the highlight to end")
+	testkit.Eventually(t, 3*time.Second, func() bool { return !human.reversedAt("[ Search ]") }, "the highlight to end")
 
 	ag.call("demo.search.type_into", map[string]any{"text": "bill"})
 	human.WaitFor(t, "e2e-agent 0.1 typed into Search", waitLong)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
@@ -18,7 +19,7 @@ func TestReadlineKeysOverSSH(t *testing.T) {
 	waitDemo(t, c)
 	se := onlySession(t, srv)
 	c.Key(keyTab)
-	eventually(t, waitShort, func() bool { return se.Attention().Focus == demo.IDSearch },
+	testkit.Eventually(t, waitShort, func() bool { return se.Attention().Focus == demo.IDSearch },
 		"focus = %q, want the search field", se.Attention().Focus)
 
 	const (
@@ -41,7 +42,7 @@ func TestReadlineKeysOverSSH(t *testing.T) {
 		{ctrlA + "x", "x push "},
 	} {
 		c.Type(step.keys)
-		eventually(t, waitShort, func() bool { return searchValue(t, se) == step.want },
+		testkit.Eventually(t, waitShort, func() bool { return searchValue(t, se) == step.want },
 			"after %q the search field holds %q, want %q", step.keys, searchValue(t, se), step.want)
 	}
 	c.WaitFor(t, "Search: x push", waitShort)

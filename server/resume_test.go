@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
@@ -41,7 +42,7 @@ func drop(t testing.TB, c *client) {
 // waitDetached waits until se has no terminal attached.
 func waitDetached(t testing.TB, se *session.Session) {
 	t.Helper()
-	eventually(t, waitLong, func() bool { return terminals(se) == 0 }, "the dropped terminal to detach")
+	testkit.Eventually(t, waitLong, func() bool { return terminals(se) == 0 }, "the dropped terminal to detach")
 }
 
 // waitClientClosed waits until the agent's MCP client was closed.
@@ -103,7 +104,7 @@ func TestResumeAfterDrop(t *testing.T) {
 	back.WaitFor(t, "Search: after-resume", waitLong)
 	// The resumed terminal is the primary one again: the agent's screen is
 	// what it shows.
-	eventually(t, waitLong, func() bool {
+	testkit.Eventually(t, waitLong, func() bool {
 		s, _, ok := se.Screen()
 		return ok && strings.Contains(s, "after-resume")
 	}, "the session's screen to follow the resumed terminal")
@@ -126,7 +127,7 @@ func TestResumeGraceExpires(t *testing.T) {
 
 	start := time.Now()
 	drop(t, owner)
-	eventually(t, waitLong, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the detached session to end")
+	testkit.Eventually(t, waitLong, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the detached session to end")
 	if d := time.Since(start); d < 500*time.Millisecond {
 		t.Errorf("the session ended %v after the drop, grace 500ms", d)
 	}
@@ -164,7 +165,7 @@ func TestResumePicker(t *testing.T) {
 		t.Fatalf("the picker resumed %s, want %s", got, id)
 	}
 	again.WaitFor(t, "Search: kept", waitLong)
-	eventually(t, waitLong, func() bool { return terminals(se) == 1 }, "the resumed terminal attached")
+	testkit.Eventually(t, waitLong, func() bool { return terminals(se) == 1 }, "the resumed terminal attached")
 
 	// Detached again: "n" starts a new session instead, and the detached
 	// one stays (and still counts for the owner).
@@ -314,7 +315,7 @@ func TestNoResumeGraceEndsAtOnce(t *testing.T) {
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
 	drop(t, owner)
-	eventually(t, waitLong, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the session to end")
+	testkit.Eventually(t, waitLong, func() bool { _, ok := srv.Sessions().Get(id); return !ok }, "the session to end")
 }
 
 // TestDrainWithDetachedAndJoinedSessions: Shutdown ends detached sessions

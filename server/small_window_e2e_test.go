@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -37,7 +38,7 @@ func TestAttachPanelSmallWindows(t *testing.T) {
 			srv := startServer(t, server.Options{MCP: server.MCPOptions{PublicURL: tc.public}})
 			c := connect(t, srv.SSHAddr(), clientOpts{w: tc.w, h: tc.h})
 			c.WaitFor(t, "Overview", waitLong)
-			eventually(t, waitShort, func() bool { return srv.Sessions().Count() == 1 }, "no session")
+			testkit.Eventually(t, waitShort, func() bool { return srv.Sessions().Count() == 1 }, "no session")
 			se := srv.Sessions().List()[0]
 			id := se.ID
 			base := tc.public

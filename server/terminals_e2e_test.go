@@ -15,6 +15,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -118,7 +119,7 @@ func testPlainTerminal(t *testing.T, term string) {
 			c.Key(keyTab)
 		}
 		want := order[i%len(order)]
-		eventually(t, waitShort, func() bool { return se.Attention().Focus == want },
+		testkit.Eventually(t, waitShort, func() bool { return se.Attention().Focus == want },
 			"focus after %d tabs = %q, want %q", i, se.Attention().Focus, want)
 		w, ok := ui.Find(se.Dispatcher.Snapshot().Tree, want)
 		if !ok {
@@ -134,18 +135,18 @@ func testPlainTerminal(t *testing.T, term string) {
 	c.Type("abc")
 	c.Key(keyLeft)
 	screen := c.WaitFor(t, "> Search: abc", waitShort)
-	eventually(t, waitShort, func() bool {
+	testkit.Eventually(t, waitShort, func() bool {
 		x, y := c.cursor()
 		lines := strings.Split(c.Screen(), "\n")
 		return y < len(lines) && strings.HasPrefix(lines[y][x:], "c")
 	}, "cursor not on the search field's text cursor (%v):\n%s", fmt.Sprint(c.cursor()), screen)
 	for i := slices.Index(order, demo.IDSearch) + 1; i <= slices.Index(order, demo.IDTable); i++ {
 		c.Key(keyTab)
-		eventually(t, waitShort, func() bool { return se.Attention().Focus == order[i] },
+		testkit.Eventually(t, waitShort, func() bool { return se.Attention().Focus == order[i] },
 			"focus = %q, want %q", se.Attention().Focus, order[i])
 	}
 	c.Key(keyDown)
-	eventually(t, waitShort, func() bool {
+	testkit.Eventually(t, waitShort, func() bool {
 		_, y := c.cursor()
 		lines := strings.Split(c.Screen(), "\n")
 		return y < len(lines) && strings.Contains(lines[y], "auth ")

@@ -480,7 +480,7 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	if title != "" && inner >= 5 {
 		title = Truncate(title, inner-4)
 		fill := inner - 3 - lineWidth(title)
-		out.lines = append(out.lines, border.Render("╭─ ")+r.theme.Title.Render(title)+border.Render(" "+strings.Repeat("─", max(0, fill-1))+"╮"))
+		out.lines = append(out.lines, border.Render("╭─ ")+r.theme.Title.Render(title)+border.Render(" "+strings.Repeat("─", max(0, fill))+"╮"))
 	} else {
 		out.lines = append(out.lines, border.Render("╭"+strings.Repeat("─", inner)+"╮"))
 	}

@@ -125,3 +125,18 @@ func TestHighlightDrawsTheWidgetInTheActivityStyle(t *testing.T) {
 		t.Fatal("the activity style is not reverse video")
 	}
 }
+
+// TestBoxLinesAreOneWidth: every line of a box, its titled top border
+// included, is as wide as the box, for any width and title.
+func TestBoxLinesAreOneWidth(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		width := rapid.IntRange(3, 60).Draw(t, "width") // a box is at least 3 wide
+		title := rapid.StringMatching(`[a-zA-Z日 ]{0,30}`).Draw(t, "title")
+		out := RenderNode(Box{Title: title, Child: Text{Text: "x"}}, width, RenderOptions{})
+		for i, l := range strings.Split(out, "\n") {
+			if w := ansi.StringWidth(l); w != width {
+				t.Fatalf("width %d, title %q: line %d is %d wide: %q", width, title, i, w, l)
+			}
+		}
+	})
+}

@@ -202,10 +202,10 @@ func (p Policy) CheckNetworkBoot() error {
 	n := p.names.withDefaults()
 	var missing []string
 	if p.ToolSource != SourceConfigured || p.Tool == nil {
-		missing = append(missing, fmt.Sprintf("a tool policy (set %s, %s or %s)", n.AllowedTools, n.PolicyFile, n.Tool))
+		missing = append(missing, fmt.Sprintf("a tool policy (set one of %s, %s, %s)", n.AllowedTools, n.PolicyFile, n.Tool))
 	}
 	if p.ReadSource != SourceConfigured || p.Read == nil {
-		missing = append(missing, fmt.Sprintf("a read policy (set %s, %s or %s)", n.AllowedReads, n.PolicyFile, n.Read))
+		missing = append(missing, fmt.Sprintf("a read policy (set one of %s, %s, %s)", n.AllowedReads, n.PolicyFile, n.Read))
 	}
 	if len(missing) == 0 {
 		return nil
@@ -222,7 +222,7 @@ func (p Policy) CheckSensitiveBoot(sensitiveTools []string) error {
 		return nil
 	}
 	n := p.names.withDefaults()
-	return fmt.Errorf("%w: sensitive tools %s would run without a tool authorizer; set %s, %s or %s",
+	return fmt.Errorf("%w: sensitive tools %s would run without a tool authorizer; set one of %s, %s, %s",
 		ErrBootRefused, quoteList(sensitiveTools), n.AllowedTools, n.PolicyFile, n.Tool)
 }
 

@@ -124,17 +124,17 @@ func TestCheckNetworkBoot(t *testing.T) {
 	}{
 		{name: "both configured", p: Policy{Tool: AllowAll(), Read: AllowAll(), ToolSource: SourceConfigured, ReadSource: SourceConfigured}},
 		{name: "explicit empty allowlists", p: Policy{Tool: emptyTools, Read: noReads, ToolSource: SourceConfigured, ReadSource: SourceConfigured}},
-		{name: "zero policy", p: Policy{}, wantErr: []string{"AllowedTools, PolicyFile or Tool", "AllowedReads, PolicyFile or Read"}},
+		{name: "zero policy", p: Policy{}, wantErr: []string{"AllowedTools, PolicyFile, Tool", "AllowedReads, PolicyFile, Read"}},
 		{name: "tool default allow-all", p: Policy{Tool: AllowAll(), Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"AllowedTools, PolicyFile or Tool"}, notErr: []string{"AllowedReads"}},
+			wantErr: []string{"AllowedTools, PolicyFile, Tool"}, notErr: []string{"AllowedReads"}},
 		{name: "tool default however strict", p: Policy{Tool: DenyAll("x"), Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"AllowedTools, PolicyFile or Tool"}},
+			wantErr: []string{"AllowedTools, PolicyFile, Tool"}},
 		{name: "tool configured but nil", p: Policy{ToolSource: SourceConfigured, Read: AllowAll(), ReadSource: SourceConfigured},
-			wantErr: []string{"AllowedTools, PolicyFile or Tool"}},
+			wantErr: []string{"AllowedTools, PolicyFile, Tool"}},
 		{name: "read default however strict", p: Policy{Tool: AllowAll(), ToolSource: SourceConfigured, Read: DenyAll("x")},
-			wantErr: []string{"AllowedReads, PolicyFile or Read"}, notErr: []string{"AllowedTools"}},
+			wantErr: []string{"AllowedReads, PolicyFile, Read"}, notErr: []string{"AllowedTools"}},
 		{name: "read configured but nil", p: Policy{Tool: AllowAll(), ToolSource: SourceConfigured, ReadSource: SourceConfigured},
-			wantErr: []string{"AllowedReads, PolicyFile or Read"}},
+			wantErr: []string{"AllowedReads, PolicyFile, Read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.p.CheckNetworkBoot()

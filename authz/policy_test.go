@@ -614,14 +614,14 @@ func TestSettingNames(t *testing.T) {
 		t.Fatalf("Describe %q does not name the reads setting", p.Describe)
 	}
 	err = p.CheckNetworkBoot()
-	if err == nil || !strings.Contains(err.Error(), "set --tools-flag, the file or App.ToolPolicy") || strings.Contains(err.Error(), "a read policy") {
+	if err == nil || !strings.Contains(err.Error(), "set one of --tools-flag, the file, App.ToolPolicy") || strings.Contains(err.Error(), "a read policy") {
 		t.Fatalf("boot error %v, want the tool settings named", err)
 	}
 	if err := p.CheckSensitiveBoot([]string{"x"}); err != nil {
 		t.Fatalf("sensitive gate with a tool policy: %v", err)
 	}
 	var bare Policy
-	if err := bare.CheckSensitiveBoot([]string{"x"}); err == nil || !strings.Contains(err.Error(), "set AllowedTools, PolicyFile or Tool") {
+	if err := bare.CheckSensitiveBoot([]string{"x"}); err == nil || !strings.Contains(err.Error(), "set one of AllowedTools, PolicyFile, Tool") {
 		t.Fatalf("a hand-built policy's gate error %v, want the Config fields named", err)
 	}
 }

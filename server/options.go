@@ -397,8 +397,8 @@ func resolvePolicy(app App, opts Options) (authz.Policy, error) {
 			AllowedReads: opts.setting("Options.MCP.AllowedReads"),
 			PolicyFile:   opts.setting("Options.MCP.PolicyFile"),
 			Env:          opts.setting("Options.Env"),
-			Tool:         opts.setting("App.ToolPolicy") + " or " + opts.setting("Options.MCP.ToolAuthorizer"),
-			Read:         opts.setting("App.ReadPolicy") + " or " + opts.setting("Options.MCP.ReadAuthorizer"),
+			Tool:         opts.setting("App.ToolPolicy") + ", " + opts.setting("Options.MCP.ToolAuthorizer"),
+			Read:         opts.setting("App.ReadPolicy") + ", " + opts.setting("Options.MCP.ReadAuthorizer"),
 		},
 	})
 	if err != nil {

@@ -94,12 +94,26 @@ func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.To
 // private-use, default-ignorable and invisible filler characters from s:
 // every rune that safetext.Classify does not keep.
 func Clean(s string) string {
+	if printableASCII(s) {
+		return s
+	}
 	return strings.Map(func(r rune) rune {
 		if safetext.Classify(r) != safetext.Keep {
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// printableASCII reports whether s is all printable ASCII, which Clean
+// keeps as it is.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] >= 0x7F {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanSchema copies a schema, cleaning every string and every key. It is

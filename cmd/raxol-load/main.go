@@ -68,6 +68,7 @@ func run() error {
 	keys := flag.Int("keys", 200, "keystroke round trips to time (spread over the sessions)")
 	agents := flag.Int("agents", 0, "sessions that also get an MCP agent, attached with the URL and token read off the attach panel (ctrl+o)")
 	calls := flag.Int("calls", 500, "MCP tool calls to time (spread over the agents)")
+	closedLoop := flag.Duration("closed-loop", 0, "after the timed calls, have every agent make write calls back to back for this long, all at once, and report calls/s and server CPU per call")
 	flag.Parse()
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -186,6 +187,11 @@ func run() error {
 	if *agents > 0 {
 		if err := timeCalls(clients, *calls); err != nil {
 			return err
+		}
+		if *closedLoop > 0 {
+			if err := closedLoopCalls(clients, *closedLoop, *metricsURL); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -379,6 +385,67 @@ func timeCalls(clients []*client, n int) error {
 		fmt.Printf("tool call %s over %d calls: p50=%s p90=%s p99=%s\n", l.name, len(l.d),
 			l.d[len(l.d)/2], l.d[len(l.d)*9/10], l.d[len(l.d)*99/100])
 	}
+	return nil
+}
+
+// closedLoopCalls has every agent make write calls back to back for d,
+// all at once, and reports the calls per second, their latency and the
+// server's CPU per call (process_cpu_seconds_total over the calls).
+func closedLoopCalls(clients []*client, d time.Duration, metricsURL string) error {
+	var agents []*client
+	for _, c := range clients {
+		if c.agent != nil {
+			agents = append(agents, c)
+		}
+	}
+	before, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(d)
+	lat := make([][]time.Duration, len(agents))
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range agents {
+		wg.Go(func() {
+			for n := 0; time.Now().Before(deadline); n++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				t0 := time.Now()
+				res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: "demo.search.type_into", Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
+				cancel()
+				if err == nil && res.IsError {
+					err = fmt.Errorf("error result %v", res.Content)
+				}
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	after, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	if e := firstErr.Load(); e != nil {
+		return fmt.Errorf("closed loop: %v", e)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return errors.New("closed loop: no call completed")
+	}
+	slices.Sort(all)
+	cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
+	fmt.Printf("closed loop, %d agents for %s: %d calls, %.0f calls/s, p50=%s p99=%s, server CPU %.3f ms per call (%.0f%% of one core)\n",
+		len(agents), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
+		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 100*cpu/elapsed.Seconds())
 	return nil
 }
 

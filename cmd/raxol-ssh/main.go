@@ -20,10 +20,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
@@ -57,6 +61,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
 	}
+	if logCfg.pprof != "" {
+		stopProfiler, err := serveProfiler(logCfg.pprof, opts.Logger)
+		if err != nil {
+			fmt.Fprintln(stderr, "raxol-ssh: --pprof-addr:", err)
+			return 1
+		}
+		defer stopProfiler()
+	}
 	if err := srv.Run(ctx); err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
@@ -67,6 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 type logConfig struct {
 	format string
 	level  slog.Level
+	pprof  string // --pprof-addr
 }
 
 func newLogger(w io.Writer, c logConfig) *slog.Logger {
@@ -122,6 +135,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.IntVar(&o.MCP.MaxClients, field("Options.MCP.MaxClients", "mcp-max-clients"), server.DefaultMCPMaxClients, "agents that may attach to one session (at the cap, the least recently active one with no stream open and nothing in flight makes room)")
 	fs.DurationVar(&o.MCP.ClientIdleTimeout, field("Options.MCP.ClientIdleTimeout", "mcp-client-idle-timeout"), server.DefaultClientIdleTimeout, "close an agent's MCP client session after this long without a request from it")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
+	fs.StringVar(&lc.pprof, "pprof-addr", "", "serve Go's profiler (/debug/pprof/) on this address, which must be loopback (e.g. 127.0.0.1:6060); off by default")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&o.Headless.APIKeysFile, field("Options.Headless.APIKeysFile", "api-keys"), "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
 	fs.DurationVar(&o.Headless.IdleTimeout, field("Options.Headless.IdleTimeout", "headless-idle-timeout"), server.DefaultHeadlessIdleTimeout, "end a session started by raxol_start after this long with nobody attached and no change")
@@ -183,6 +197,32 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 		o.SSH.ResumeGrace = -1 // --resume-grace 0: a dropped owner's session ends at once
 	}
 	return o, lc, nil
+}
+
+// serveProfiler serves net/http/pprof on addr, a loopback address only:
+// profiles show the process's memory and code paths to whoever can reach
+// them. The returned function stops it.
+func serveProfiler(addr string, log *slog.Logger) (stop func(), err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fmt.Errorf("%q is not a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}()
+	log.Info("profiler serving", "addr", ln.Addr().String())
+	return func() { _ = hs.Close(); <-done }, nil
 }
 
 // listFlag is a comma-separated list that remembers whether it was given:

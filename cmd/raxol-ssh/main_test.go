@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,5 +205,35 @@ func TestFlagsUseTheLibraryDefaults(t *testing.T) {
 	o, _, err = parse([]string{"--resume-grace", "0"}, env(nil), &bytes.Buffer{})
 	if err != nil || o.SSH.ResumeGrace >= 0 {
 		t.Errorf("--resume-grace 0: %v, %v; want a negative grace", o.SSH.ResumeGrace, err)
+	}
+}
+
+// TestProfilerIsLoopbackOnly: --pprof-addr refuses an address others can
+// reach, and serves the profiler's index on a loopback one.
+func TestProfilerIsLoopbackOnly(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060", "nonsense"} {
+		if stop, err := serveProfiler(addr, slog.New(slog.DiscardHandler)); err == nil {
+			stop()
+			t.Errorf("serveProfiler(%q) accepted a non-loopback address", addr)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stop, err := serveProfiler(addr, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	resp, err := http.Get("http://" + addr + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("profiler index: %s", resp.Status)
 	}
 }

@@ -25,7 +25,7 @@ const (
 // Classify says what becomes of r in text drawn on a terminal.
 func Classify(r rune) Class {
 	switch {
-	case r == ' ':
+	case r >= ' ' && r < 0x7F: // printable ASCII, the common case
 		return Keep
 	case r < 0 || r > unicode.MaxRune:
 		return Drop
@@ -90,6 +90,9 @@ const maxMarks = 8
 // dropped. Invalid UTF-8 becomes U+FFFD. Text beyond the bound is cut and
 // ends in "…".
 func Clean(s string, maxRunes int) string {
+	if (maxRunes <= 0 || len(s) <= maxRunes) && printableASCII(s) {
+		return s // nothing to remove, nothing to cut
+	}
 	out := make([]rune, 0, min(len(s), max(maxRunes, 0)+1))
 	full := func() bool { return maxRunes > 0 && len(out) > maxRunes }
 	marks := 0
@@ -125,6 +128,16 @@ func Clean(s string, maxRunes int) string {
 		out = append(out[:maxRunes-1], '…')
 	}
 	return string(out)
+}
+
+// printableASCII reports whether s is all printable ASCII (space to '~').
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] >= 0x7F {
+			return false
+		}
+	}
+	return true
 }
 
 // skipEscape returns the index just past the escape sequence, or the lone

@@ -1,0 +1,105 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// BenchmarkWriteCall is one agent's write tool call (demo.search.type_into,
+// answered after the fold) over Streamable HTTP on loopback, in a server
+// holding 1, 100 or 1,000 sessions: the cost of a call must not grow with
+// the sessions beside it. "bare" is the floor: a go-sdk server with one
+// echo tool, served and called the same way in the same process.
+//
+//	go test ./server -run '^$' -bench WriteCall -benchmem
+func BenchmarkWriteCall(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+		type in struct {
+			Text string `json:"text"`
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		})
+		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		defer hs.Close()
+		benchCalls(b, hs.URL, "", "echo")
+	})
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			srv, err := server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
+				Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+				server.Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
+					Limits: server.Limits{MaxSessionsPerUser: n},
+					MCP:    server.MCPOptions{ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9}}) // the floor has no rate limit
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := httptest.NewServer(srv.Handler())
+			defer hs.Close()
+			defer srv.Shutdown(context.Background())
+			var first *session.Session
+			for i := range n {
+				se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
+				if err != nil {
+					b.Fatal(i, err)
+				}
+				if first == nil {
+					first = se
+				}
+			}
+			benchCalls(b, hs.URL+"/sessions/"+first.ID+"/mcp", first.Token(), "demo.search.type_into")
+		})
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchCalls(b *testing.B, url, token, tool string) {
+	hc := http.DefaultClient
+	if token != "" {
+		hc = &http.Client{Transport: testkit.Bearer(nil, token)}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	ctx := context.Background()
+	i := 0
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	defer func() {
+		// The process's CPU (client and server: the client's share is the
+		// same in every sub-benchmark), per call, asynchronous work such as
+		// re-deriving tools and diffing resources included.
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}()
+	for b.Loop() {
+		i++
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}

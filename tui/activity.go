@@ -163,7 +163,7 @@ func (m *Model) control() string {
 func (m *Model) activityPanel(height int) []string {
 	log := m.sess.Activity()
 	th := m.opts.Theme
-	lines := []string{th.Title.Render(fmt.Sprintf("Activity (%d, ctrl+g closes)", len(log)))}
+	lines := []string{ui.Paint(th.Title, fmt.Sprintf("Activity (%d, ctrl+g closes)", len(log)))}
 	n := max(0, height-1)
 	if len(log) > n {
 		log = log[len(log)-n:]
@@ -177,7 +177,7 @@ func (m *Model) activityPanel(height int) []string {
 			line += " (" + a.Outcome + ")"
 		}
 		if a.Agent {
-			line = th.Accent.Render(ui.Truncate(line, m.width))
+			line = ui.Paint(th.Accent, ui.Truncate(line, m.width))
 		} else {
 			line = ui.Truncate(line, m.width)
 		}

@@ -198,11 +198,11 @@ func (m *Model) keyHints(hints string, inner int) []string {
 	th := m.opts.Theme
 	left := m.armedAt.Sub(m.opts.Now())
 	if left <= 0 {
-		return []string{th.Focused.Render(ui.Truncate(hints, inner))}
+		return []string{ui.Paint(th.Focused, ui.Truncate(hints, inner))}
 	}
 	tenths := int((left + 100*time.Millisecond - 1) / (100 * time.Millisecond))
 	note := ArmingNote + strconv.Itoa(tenths/10) + "." + strconv.Itoa(tenths%10) + "s"
-	return []string{th.Muted.Render(ui.Truncate(hints, inner)), th.Muted.Render(ui.Truncate(note, inner))}
+	return []string{ui.Paint(th.Muted, ui.Truncate(hints, inner)), ui.Paint(th.Muted, ui.Truncate(note, inner))}
 }
 
 // approvalBox renders the prompt on top, at most width cells wide.
@@ -218,15 +218,15 @@ func (m *Model) approvalBox(width int) []string {
 			who += " (" + j.KeyFingerprint + ")"
 		}
 		lines := []string{
-			th.Title.Render("Someone asks to join your session"),
+			ui.Paint(th.Title, "Someone asks to join your session"),
 			ui.Truncate(who+" from "+j.RemoteAddr, inner),
 		}
 		lines = append(lines, m.keyHints("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)...)
 		if d := m.approvals[0].deadline(); !d.IsZero() {
-			lines = append(lines, th.Muted.Render(ui.Truncate("refused in "+secondsLeft(d)+" without an answer", inner)))
+			lines = append(lines, ui.Paint(th.Muted, ui.Truncate("refused in "+secondsLeft(d)+" without an answer", inner)))
 		}
 		box := lipgloss.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(lipgloss.BrightYellow).Padding(0, 1).Width(width).MaxWidth(width)
-		return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+		return strings.Split(ui.Paint(box, strings.Join(lines, "\n")), "\n")
 	}
 	r := m.approvals[0].req
 	what := r.Tool
@@ -234,7 +234,7 @@ func (m *Model) approvalBox(width int) []string {
 		what += " on " + r.Widget
 	}
 	lines := []string{
-		th.Title.Render("Approve an agent's action?"),
+		ui.Paint(th.Title, "Approve an agent's action?"),
 		ui.Truncate(r.Agent+" wants to run "+what, inner),
 	}
 	if r.Prompt != "" {
@@ -245,13 +245,13 @@ func (m *Model) approvalBox(width int) []string {
 	}
 	lines = append(lines, m.keyHints("[a] allow once   [s] allow for this session   [d] deny", inner)...)
 	if !r.Deadline.IsZero() {
-		lines = append(lines, th.Muted.Render(ui.Truncate("denied in "+secondsLeft(r.Deadline)+" without an answer", inner)))
+		lines = append(lines, ui.Paint(th.Muted, ui.Truncate("denied in "+secondsLeft(r.Deadline)+" without an answer", inner)))
 	}
 	if n := len(m.approvals) - 1; n > 0 {
-		lines = append(lines, th.Muted.Render(ui.Truncate(strings.Repeat("+", min(n, 3))+" more waiting", inner)))
+		lines = append(lines, ui.Paint(th.Muted, ui.Truncate(strings.Repeat("+", min(n, 3))+" more waiting", inner)))
 	}
 	box := lipgloss.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(lipgloss.BrightYellow).Padding(0, 1).Width(width).MaxWidth(width)
-	return strings.Split(box.Render(strings.Join(lines, "\n")), "\n")
+	return strings.Split(ui.Paint(box, strings.Join(lines, "\n")), "\n")
 }
 
 // secondsLeft is the time until d in whole seconds, rounded up: "45 s".

@@ -809,7 +809,7 @@ func (m *Model) statusBar() string {
 	// The line is padded to the width: a space after the last part
 	// when there is room for it.
 	text := " " + strings.Join(shown, sep)
-	return lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width).Render(ui.Truncate(text, m.width))
+	return ui.Paint(lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width), ui.Truncate(text, m.width))
 }
 
 // AttachURLs returns the session's Streamable HTTP and SSE endpoint URLs.
@@ -838,7 +838,7 @@ func (m *Model) attachPanel(rows int) []string {
 		var lines []string
 		text := func(st lipgloss.Style, s string) {
 			for _, l := range strings.Split(ansi.Wrap(s, w, ""), "\n") {
-				lines = append(lines, st.Render(l))
+				lines = append(lines, ui.Paint(st, l))
 			}
 		}
 		value := func(s string) {
@@ -865,7 +865,7 @@ func (m *Model) attachPanel(rows int) []string {
 func (m *Model) attachTooSmall(w, rows int, msg string) []string {
 	lines := strings.Split(ansi.Wrap(msg, w, ""), "\n")
 	for i, l := range lines {
-		lines[i] = m.opts.Theme.Title.Render(l)
+		lines[i] = ui.Paint(m.opts.Theme.Title, l)
 	}
 	if len(lines) > rows {
 		lines = lines[:max(rows, 0)]

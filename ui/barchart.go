@@ -74,7 +74,7 @@ func (b BarChart) Render(rc RenderContext) string {
 		bars, more = bars[:b.Height], len(bars)-b.Height
 	}
 	if len(bars) == 0 {
-		return dwJoin(append(lines, th.Muted.Render(dwTrunc("(no data)", w))), w)
+		return dwJoin(append(lines, Paint(th.Muted, dwTrunc("(no data)", w))), w)
 	}
 	lo, hi := b.Range()
 	labels, values := make([]string, len(bars)), make([]string, len(bars))
@@ -108,7 +108,7 @@ func (b BarChart) Render(rc RenderContext) string {
 		lines = append(lines, sb.String())
 	}
 	if more > 0 {
-		lines = append(lines, th.Muted.Render(dwTrunc("… "+strconv.Itoa(more)+" more", w)))
+		lines = append(lines, Paint(th.Muted, dwTrunc("… "+strconv.Itoa(more)+" more", w)))
 	}
 	return dwJoin(lines, w)
 }
@@ -121,7 +121,7 @@ func dwBar(th *Theme, v, zero, lo, hi float64, bw, z int) string {
 	}
 	if v < 0 {
 		n := dwClamp(int(math.Round((zero-dwFrac(v, lo, hi))*float64(bw))), 0, z)
-		return strings.Repeat(" ", z-n) + th.Accent.Render(strings.Repeat("▒", n)) + strings.Repeat(" ", bw-z)
+		return strings.Repeat(" ", z-n) + Paint(th.Accent, strings.Repeat("▒", n)) + strings.Repeat(" ", bw-z)
 	}
 	e := dwClamp(int(math.Round((dwFrac(v, lo, hi)-zero)*float64(bw)*8)), 0, (bw-z)*8)
 	full, part := e/8, e%8
@@ -132,7 +132,7 @@ func dwBar(th *Theme, v, zero, lo, hi float64, bw, z int) string {
 		used++
 	}
 	if bar != "" {
-		bar = th.Accent.Render(bar)
+		bar = Paint(th.Accent, bar)
 	}
 	return strings.Repeat(" ", z) + bar + strings.Repeat(" ", bw-used)
 }

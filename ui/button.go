@@ -66,17 +66,17 @@ func (b Button) Render(rc RenderContext) string {
 		if rc.Focused && !b.Disabled {
 			st = rc.Theme.Highlight
 		}
-		return clipWidth(st.Render(label), w)
+		return clipWidth(Paint(st, label), w)
 	}
 	switch {
 	case b.Disabled:
-		return clipWidth(rc.Theme.Disabled.Render("[ "+label+" ]"), w)
+		return clipWidth(Paint(rc.Theme.Disabled, "[ "+label+" ]"), w)
 	case rc.Focused:
-		return clipWidth(rc.Theme.Focused.Render("[")+
-			rc.Theme.Highlight.Render(" "+label+" ")+
-			rc.Theme.Focused.Render("]"), w)
+		return clipWidth(Paint(rc.Theme.Focused, "[")+
+			Paint(rc.Theme.Highlight, " "+label+" ")+
+			Paint(rc.Theme.Focused, "]"), w)
 	default:
-		return clipWidth(rc.Theme.Normal.Render("[ "+label+" ]"), w)
+		return clipWidth(Paint(rc.Theme.Normal, "[ "+label+" ]"), w)
 	}
 }
 

@@ -79,7 +79,7 @@ func dwNum(v float64) string {
 // dwTitle appends a chart's title line, if it has a title.
 func dwTitle(lines []string, th *Theme, title string, w int) []string {
 	if title = dwClean(title); title != "" {
-		lines = append(lines, th.Title.Render(dwTrunc(title, w)))
+		lines = append(lines, Paint(th.Title, dwTrunc(title, w)))
 	}
 	return lines
 }
@@ -123,13 +123,13 @@ func dwXLabels(lines []string, th *Theme, left, right string, labW, pw int) []st
 		indent = strings.Repeat(" ", labW+1)
 		axis = strings.Repeat(" ", labW) + "└" + axis
 	}
-	lines = append(lines, th.Muted.Render(axis))
+	lines = append(lines, Paint(th.Muted, axis))
 	lw, rw := lineWidth(left), lineWidth(right)
 	switch {
 	case right == "" && lw <= pw:
-		lines = append(lines, th.Muted.Render(indent+left))
+		lines = append(lines, Paint(th.Muted, indent+left))
 	case right != "" && lw+1+rw <= pw:
-		lines = append(lines, th.Muted.Render(indent+left+strings.Repeat(" ", pw-lw-rw)+right))
+		lines = append(lines, Paint(th.Muted, indent+left+strings.Repeat(" ", pw-lw-rw)+right))
 	}
 	return lines
 }
@@ -149,7 +149,7 @@ func dwLegend(lines []string, th *Theme, n int, name func(int) string, w int) []
 		if label == "" {
 			label = "#" + strconv.Itoa(i+1)
 		}
-		b.WriteString(th.Accent.Render(chartGlyphs[i%len(chartGlyphs)]) + " " + label)
+		b.WriteString(Paint(th.Accent, chartGlyphs[i%len(chartGlyphs)]) + " " + label)
 		if lineWidth(b.String()) > w {
 			break // the rest would be cut anyway
 		}
@@ -199,7 +199,7 @@ func (p *dwPlot) lines(th *Theme, labels map[int]string, labW int) []string {
 			if ok {
 				axis = "┤"
 			}
-			b.WriteString(th.Muted.Render(strings.Repeat(" ", labW-lineWidth(label)) + label + axis))
+			b.WriteString(Paint(th.Muted, strings.Repeat(" ", labW-lineWidth(label))+label+axis))
 		}
 		cells := p.cells[r*p.w : (r+1)*p.w]
 		for c := 0; c < len(cells); {
@@ -210,7 +210,7 @@ func (p *dwPlot) lines(th *Theme, labels map[int]string, labW int) []string {
 			if s < 0 {
 				b.WriteString(strings.Repeat(" ", j-c))
 			} else {
-				b.WriteString(th.Accent.Render(strings.Repeat(chartGlyphs[s%len(chartGlyphs)], j-c)))
+				b.WriteString(Paint(th.Accent, strings.Repeat(chartGlyphs[s%len(chartGlyphs)], j-c)))
 			}
 			c = j
 		}

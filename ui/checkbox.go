@@ -63,7 +63,7 @@ func (c Checkbox) Render(rc RenderContext) string {
 	case rc.Focused:
 		boxStyle, labelStyle = rc.Theme.Highlight, rc.Theme.Focused
 	}
-	return clipWidth(boxStyle.Render(box)+styled(labelStyle, label), w)
+	return clipWidth(Paint(boxStyle, box)+styled(labelStyle, label), w)
 }
 
 // ---- MCP tools ----

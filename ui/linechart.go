@@ -78,7 +78,7 @@ func (l LineChart) Render(rc RenderContext) string {
 		}
 	}
 	if !hasData {
-		lines = append(lines, th.Muted.Render(dwTrunc("(no data)", w)))
+		lines = append(lines, Paint(th.Muted, dwTrunc("(no data)", w)))
 		return dwJoin(dwLegend(lines, th, len(l.Series), func(i int) string { return l.Series[i].Name }, w), w)
 	}
 	h := dwPlotHeight(l.Height, defaultLineHeight)

@@ -68,7 +68,7 @@ func clipWidth(s string, w int) string {
 	if lipgloss.Width(s) <= w {
 		return s
 	}
-	return lipgloss.NewStyle().MaxWidth(w).Render(s)
+	return Paint(lipgloss.NewStyle().MaxWidth(w), s)
 }
 
 // cleanLine makes app text safe to draw on one line: line breaks and tabs
@@ -149,7 +149,7 @@ func styled(st lipgloss.Style, s string) string {
 	if s == "" {
 		return ""
 	}
-	return st.Render(s)
+	return Paint(st, s)
 }
 
 // The dw helpers below came with the display widgets (Modal, Table, Tree,

@@ -116,7 +116,7 @@ func (m Modal) Render(rc RenderContext) string {
 	var content []string
 	title := dwClean(m.Title)
 	if !framed && title != "" {
-		content = append(content, th.Title.Render(dwTrunc(title, iw)))
+		content = append(content, Paint(th.Title, dwTrunc(title, iw)))
 	}
 	if m.Body != nil {
 		child := rc.Child
@@ -143,18 +143,18 @@ func (m Modal) Render(rc RenderContext) string {
 	}
 	var l modalLayout
 	if cw+2+dw <= iw {
-		content = append(content, confirmStyle.Render(confirm)+"  "+dismissStyle.Render(dismiss))
+		content = append(content, Paint(confirmStyle, confirm)+"  "+Paint(dismissStyle, dismiss))
 		l.confirm = Rect{X: x0, Y: y0, W: cw, H: 1}
 		l.dismiss = Rect{X: x0 + cw + 2, Y: y0, W: dw, H: 1}
 	} else {
 		content = append(content,
-			confirmStyle.Render(dwTrunc(confirm, iw)),
-			dismissStyle.Render(dwTrunc(dismiss, iw)))
+			Paint(confirmStyle, dwTrunc(confirm, iw)),
+			Paint(dismissStyle, dwTrunc(dismiss, iw)))
 		l.confirm = Rect{X: x0, Y: y0, W: min(cw, iw), H: 1}
 		l.dismiss = Rect{X: x0, Y: y0 + 1, W: min(dw, iw), H: 1}
 	}
 	st.Data = l
-	content = append(content, th.Muted.Render(dwTrunc("enter: confirm · esc: cancel", iw)))
+	content = append(content, Paint(th.Muted, dwTrunc("enter: confirm · esc: cancel", iw)))
 
 	if !framed {
 		return dwJoin(content, w)
@@ -166,15 +166,15 @@ func (m Modal) Render(rc RenderContext) string {
 	lines := make([]string, 0, len(content)+2)
 	if t := dwTrunc(title, iw-2); t != "" {
 		fill := iw - 1 - lineWidth(t) // "╔═ " title " " fill "╗" is w = iw+4 cells
-		lines = append(lines, border.Render("╔═ ")+th.Title.Render(t)+border.Render(" "+strings.Repeat("═", max(0, fill))+"╗"))
+		lines = append(lines, Paint(border, "╔═ ")+Paint(th.Title, t)+Paint(border, " "+strings.Repeat("═", max(0, fill))+"╗"))
 	} else {
-		lines = append(lines, border.Render("╔"+strings.Repeat("═", iw+2)+"╗"))
+		lines = append(lines, Paint(border, "╔"+strings.Repeat("═", iw+2)+"╗"))
 	}
-	side := border.Render("║")
+	side := Paint(border, "║")
 	for _, c := range content {
 		lines = append(lines, side+" "+dwFit(c, iw)+" "+side)
 	}
-	lines = append(lines, border.Render("╚"+strings.Repeat("═", iw+2)+"╝"))
+	lines = append(lines, Paint(border, "╚"+strings.Repeat("═", iw+2)+"╝"))
 	return dwJoin(lines, w)
 }
 

@@ -226,9 +226,9 @@ func (r *renderer) node(n Node, width, height int, fill bool) (b block) {
 	case Text:
 		st := r.theme.Normal.Bold(n.Bold).Faint(n.Faint)
 		if !strings.Contains(n.Text, "\n") && lineWidth(n.Text) <= width {
-			return linesOf(st.Render(n.Text), width)
+			return linesOf(Paint(st, n.Text), width)
 		}
-		return linesOf(st.Width(width).Render(n.Text), width)
+		return linesOf(Paint(st.Width(width), n.Text), width)
 	default:
 		return r.column(n.Children(), 0, width, height)
 	}
@@ -240,7 +240,7 @@ func (r *renderer) failed(id string, width int) block {
 	if id != "" {
 		text = "⚠ widget " + dwClean(id) + " failed"
 	}
-	b := linesOf(r.theme.Muted.Render(Truncate(text, width)), width)
+	b := linesOf(Paint(r.theme.Muted, Truncate(text, width)), width)
 	if id != "" {
 		b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
 	}
@@ -292,7 +292,7 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 		// Its own colors give way to one unmistakable look: reverse video
 		// reads on 16-color and monochrome terminals too.
 		for i, l := range b.lines {
-			b.lines[i] = r.theme.Activity.Render(padLine(ansi.Strip(l), b.w))
+			b.lines[i] = Paint(r.theme.Activity, padLine(ansi.Strip(l), b.w))
 		}
 	}
 	if !mark {
@@ -480,11 +480,11 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	if title != "" && inner >= 5 {
 		title = Truncate(title, inner-4)
 		fill := inner - 3 - lineWidth(title)
-		out.lines = append(out.lines, border.Render("╭─ ")+r.theme.Title.Render(title)+border.Render(" "+strings.Repeat("─", max(0, fill))+"╮"))
+		out.lines = append(out.lines, Paint(border, "╭─ ")+Paint(r.theme.Title, title)+Paint(border, " "+strings.Repeat("─", max(0, fill))+"╮"))
 	} else {
-		out.lines = append(out.lines, border.Render("╭"+strings.Repeat("─", inner)+"╮"))
+		out.lines = append(out.lines, Paint(border, "╭"+strings.Repeat("─", inner)+"╮"))
 	}
-	side := border.Render("│")
+	side := Paint(border, "│")
 	lines := child.lines
 	if len(lines) == 0 {
 		lines = []string{""}
@@ -492,7 +492,7 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	for _, l := range lines {
 		out.lines = append(out.lines, side+padLine(l, inner)+side)
 	}
-	out.lines = append(out.lines, border.Render("╰"+strings.Repeat("─", inner)+"╯"))
+	out.lines = append(out.lines, Paint(border, "╰"+strings.Repeat("─", inner)+"╯"))
 	out.hits = make([]Hit, 0, len(child.hits))
 	for _, h := range child.hits {
 		h.Rect.X++

@@ -83,7 +83,7 @@ func (s ScatterChart) Render(rc RenderContext) string {
 	}
 	name := func(i int) string { return s.Series[i].Name }
 	if !hasData {
-		lines = append(lines, th.Muted.Render(dwTrunc("(no data)", w)))
+		lines = append(lines, Paint(th.Muted, dwTrunc("(no data)", w)))
 		return dwJoin(dwLegend(lines, th, len(s.Series), name, w), w)
 	}
 	h := dwPlotHeight(s.Height, defaultScatterHeight)

@@ -196,7 +196,7 @@ func (s Scrubber) Render(rc RenderContext) string {
 		labelStyle, fillStyle, knobStyle = th.Focused, th.Focused, th.Highlight.Bold(true)
 	}
 	var b strings.Builder
-	b.WriteString(labelStyle.Render(glyph + " " + label))
+	b.WriteString(Paint(labelStyle, glyph+" "+label))
 	if bw > 0 {
 		knob := 0
 		if hi > lo && bw > 1 {
@@ -204,14 +204,14 @@ func (s Scrubber) Render(rc RenderContext) string {
 			knob = dwClamp(int(math.Round(f*float64(bw-1))), 0, bw-1)
 		}
 		if knob > 0 {
-			b.WriteString(fillStyle.Render(strings.Repeat("━", knob)))
+			b.WriteString(Paint(fillStyle, strings.Repeat("━", knob)))
 		}
-		b.WriteString(knobStyle.Render("●"))
+		b.WriteString(Paint(knobStyle, "●"))
 		if rest := bw - knob - 1; rest > 0 {
-			b.WriteString(pick(th.Muted).Render(strings.Repeat("─", rest)))
+			b.WriteString(Paint(pick(th.Muted), strings.Repeat("─", rest)))
 		}
 	}
-	b.WriteString(pick(th.Normal).Render(suffix))
+	b.WriteString(Paint(pick(th.Normal), suffix))
 	return dwJoin([]string{b.String()}, w)
 }
 

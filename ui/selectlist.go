@@ -104,7 +104,7 @@ func (l SelectList) Render(rc RenderContext) string {
 	w := max(rc.Width, 1)
 	var out []string
 	if l.Label != "" {
-		out = append(out, controlStyle(rc, l.Disabled).Render(fitLine(l.Label, w)))
+		out = append(out, Paint(controlStyle(rc, l.Disabled), fitLine(l.Label, w)))
 	}
 	n := len(l.Options)
 	if n == 0 {
@@ -112,7 +112,7 @@ func (l SelectList) Render(rc RenderContext) string {
 		if l.Disabled {
 			st = rc.Theme.Disabled
 		}
-		out = append(out, st.Render(Truncate("(no options)", w)))
+		out = append(out, Paint(st, Truncate("(no options)", w)))
 		return clipWidth(strings.Join(out, "\n"), w)
 	}
 	local := localOf(rc)
@@ -140,7 +140,7 @@ func (l SelectList) Render(rc RenderContext) string {
 			st = rc.Theme.Highlight.Inherit(st)
 			line = padCells(line, w)
 		}
-		out = append(out, st.Render(line))
+		out = append(out, Paint(st, line))
 	}
 	return clipWidth(strings.Join(out, "\n"), w)
 }

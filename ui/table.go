@@ -233,7 +233,7 @@ func (t Table) Render(rc RenderContext) string {
 		return s
 	}
 	if len(t.Columns) == 0 {
-		return pick(th.Muted).Render(dwTrunc("(no columns)", w))
+		return Paint(pick(th.Muted), dwTrunc("(no columns)", w))
 	}
 	t.windowOf(st, h)
 	h = min(h, len(t.Rows))
@@ -261,14 +261,14 @@ func (t Table) Render(rc RenderContext) string {
 		if focused && i == st.Col {
 			style = th.Focused.Underline(true)
 		}
-		hb.WriteString(style.Render(dwFit(title, ws[i])))
+		hb.WriteString(Paint(style, dwFit(title, ws[i])))
 	}
 	lines := []string{
 		dwFit(hb.String(), w),
-		pick(th.Muted).Render(strings.Repeat("─", w)),
+		Paint(pick(th.Muted), strings.Repeat("─", w)),
 	}
 	if len(t.Rows) == 0 {
-		lines = append(lines, pick(th.Muted).Render(dwTrunc("(no rows)", w)))
+		lines = append(lines, Paint(pick(th.Muted), dwTrunc("(no rows)", w)))
 		return dwJoin(lines, w)
 	}
 	for i := st.Offset; i < st.Offset+h; i++ {
@@ -303,7 +303,7 @@ func (t Table) Render(rc RenderContext) string {
 		case i == t.Selected:
 			style = th.Selected
 		}
-		lines = append(lines, style.Render(dwFit(b.String(), w)))
+		lines = append(lines, Paint(style, dwFit(b.String(), w)))
 	}
 	return dwJoin(lines, w)
 }

@@ -160,7 +160,7 @@ func (t Tabs) Render(rc RenderContext) string {
 		}
 	}
 	if overflow {
-		b.WriteString(normal.Render("…"))
+		b.WriteString(Paint(normal, "…"))
 	}
 	return clipWidth(b.String(), w)
 }

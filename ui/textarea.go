@@ -93,7 +93,7 @@ func (t TextArea) Render(rc RenderContext) string {
 	h := t.height()
 	var out []string
 	if t.Label != "" {
-		out = append(out, controlStyle(rc, t.Disabled).Render(fitLine(t.Label, w)))
+		out = append(out, Paint(controlStyle(rc, t.Disabled), fitLine(t.Label, w)))
 	}
 	runes := []rune(t.Value)
 	cursor := clampCursor(localOf(rc).Cursor, len(runes))

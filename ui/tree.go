@@ -200,7 +200,7 @@ func (t Tree) Render(rc RenderContext) string {
 	}
 	rows := t.Visible()
 	if len(rows) == 0 {
-		return pick(th.Muted).Render(dwTrunc("(empty)", w))
+		return Paint(pick(th.Muted), dwTrunc("(empty)", w))
 	}
 	h := t.windowOf(st, len(rows), scrollRows(t.Height, len(rows), rc.Height, rc))
 	st.Data = drawnRows(h)
@@ -237,7 +237,7 @@ func (t Tree) Render(rc RenderContext) string {
 		case selected:
 			style = th.Selected
 		}
-		lines = append(lines, style.Render(dwFit(b.String(), w)))
+		lines = append(lines, Paint(style, dwFit(b.String(), w)))
 	}
 	return dwJoin(lines, w)
 }

@@ -141,7 +141,7 @@ func (v Viewport) Render(rc RenderContext) string {
 		if focused {
 			style = th.Highlight.Bold(true)
 		}
-		lines = append(lines, style.Render(dwTrunc(dwClean(v.Title), w)))
+		lines = append(lines, Paint(style, dwTrunc(dwClean(v.Title), w)))
 	}
 
 	bar := n > h && w >= 2
@@ -159,14 +159,14 @@ func (v Viewport) Render(rc RenderContext) string {
 	for i := range shown {
 		text := dwTrunc(dwClean(v.Lines[off+i]), cw)
 		if !bar {
-			lines = append(lines, pick(th.Normal).Render(text))
+			lines = append(lines, Paint(pick(th.Normal), text))
 			continue
 		}
-		track := pick(th.Muted).Render("│")
+		track := Paint(pick(th.Muted), "│")
 		if i >= thumb && i < thumb+thumbLen {
-			track = thumbStyle.Render("┃")
+			track = Paint(thumbStyle, "┃")
 		}
-		lines = append(lines, pick(th.Normal).Render(dwFit(text, cw))+track)
+		lines = append(lines, Paint(pick(th.Normal), dwFit(text, cw))+track)
 	}
 
 	status := "(empty)"
@@ -177,7 +177,7 @@ func (v Viewport) Render(rc RenderContext) string {
 	if focused {
 		statusStyle = th.Focused
 	}
-	lines = append(lines, statusStyle.Render(dwTrunc(status, w)))
+	lines = append(lines, Paint(statusStyle, dwTrunc(status, w)))
 	return dwJoin(lines, w)
 }
 

@@ -808,9 +808,12 @@ func (m *Model) statusBar() string {
 	}
 	// The line is padded to the width: a space after the last part
 	// when there is room for it.
-	text := " " + strings.Join(shown, sep)
-	return ui.Paint(lipgloss.NewStyle().Reverse(true).Width(m.width).MaxWidth(m.width), ui.Truncate(text, m.width))
+	text := ui.Truncate(" "+strings.Join(shown, sep), m.width)
+	return ui.Paint(statusStyle, text+strings.Repeat(" ", max(0, m.width-ansi.StringWidth(text))))
 }
+
+// statusStyle draws the status bar.
+var statusStyle = lipgloss.NewStyle().Reverse(true)
 
 // AttachURLs returns the session's Streamable HTTP and SSE endpoint URLs.
 func AttachURLs(baseURL, sessionID string) (streamable, sse string) {

@@ -50,6 +50,8 @@ type conn struct {
 	// then the watcher).
 	derivedTools []Derived
 	derivedFor   uint64
+	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
+	modal        []string
 	clients      sync.Map     // *mcp.ServerSession -> *client: attached clients
 	requests     sync.Map     // requestHeader tag -> the POST's context, while it is served
 	gate         *Gate        // the authorization middleware
@@ -186,17 +188,18 @@ func (c *conn) sync() {
 	// a tree are derived once per snapshot.
 	if c.derivedFor != snap.Version || c.derivedTools == nil {
 		c.derivedTools = derive(c.sess.Guard(), c.b.opts.Namespace, snap.Tree, c.warnOnce)
+		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), c.modalIDs(snap.Tree)
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
 	selected := lens.Select(lensTools(derived), lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,
-		Tree:     c.widgetIDs(snap.Tree),
+		Tree:     c.treeIDs,
 		Focused:  att.Focus,
 		Hover:    att.Hover,
 		Recent:   c.sess.Recent(),
-		Modal:    c.modalIDs(snap.Tree),
+		Modal:    c.modal,
 	})
 	advertised := lens.Names(selected)
 	rank := make(map[string]int, len(selected))

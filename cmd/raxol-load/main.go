@@ -1,7 +1,15 @@
 // Command raxol-load opens many real SSH sessions with PTYs against a
 // raxol-ssh server and reports what they cost the server, read from the
 // server's own /metrics: resident memory and Go heap per session, CPU used
-// while the sessions sit idle, and keystroke round-trip latency.
+// while the sessions sit idle, keystroke round-trip latency and server CPU
+// per keystroke. With --agents it attaches MCP agents the way a human hands
+// a session over (the attach panel's URL and token), times tool calls,
+// and with --closed-loop drives every agent at once, back to back or
+// --paced, reporting calls/s, latency and server CPU per call.
+//
+// `raxol-load floor` serves the floor the numbers are compared with: a
+// bare wish + Bubble Tea server and a go-sdk echo tool; point the load at
+// it with --mcp-url and --tool echo (see floor.go).
 //
 // It only talks to the addresses it is given, which should be loopback,
 // and stops by itself after --hold.
@@ -35,6 +43,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "floor" {
+		if err := serveFloor(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "raxol-load floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "raxol-load:", err)
 		os.Exit(1)
@@ -69,6 +84,10 @@ func run() error {
 	agents := flag.Int("agents", 0, "sessions that also get an MCP agent, attached with the URL and token read off the attach panel (ctrl+o)")
 	calls := flag.Int("calls", 500, "MCP tool calls to time (spread over the agents)")
 	closedLoop := flag.Duration("closed-loop", 0, "after the timed calls, have every agent make write calls back to back for this long, all at once, and report calls/s and server CPU per call")
+	paced := flag.Float64("paced", 0, "with --closed-loop: each agent makes this many calls per second instead of back to back (an open loop)")
+	flag.StringVar(&mcpURL, "mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp)")
+	flag.StringVar(&writeTool, "tool", "demo.search.type_into", "the write tool agents call with {\"text\": ...}")
+	flag.StringVar(&readTool, "read-tool", "demo.search.get_value", "the read tool agents call with {} (\"\" calls the write tool instead)")
 	flag.Parse()
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
@@ -170,7 +189,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	open := idleEnd["raxol_sessions_open"]
+	open, ok := idleEnd["raxol_sessions_open"]
+	if !ok {
+		open = float64(len(clients)) // the floor counts no sessions of its own
+	}
 	cpu := idleEnd["process_cpu_seconds_total"] - idleStart["process_cpu_seconds_total"]
 	rss := idleEnd["process_resident_memory_bytes"] - before["process_resident_memory_bytes"]
 	heap := idleEnd["go_memstats_heap_inuse_bytes"] - before["go_memstats_heap_inuse_bytes"]
@@ -184,19 +206,13 @@ func run() error {
 	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
 		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
 
-	if *agents > 0 {
-		if err := timeCalls(clients, *calls); err != nil {
-			return err
-		}
-		if *closedLoop > 0 {
-			if err := closedLoopCalls(clients, *closedLoop, *metricsURL); err != nil {
-				return err
-			}
-		}
-	}
-
 	// Keystroke round trips: a key in, the first byte of the redraw out.
 	var lat []time.Duration
+	keysStart, err := scrape(*metricsURL)
+	if err != nil {
+		return err
+	}
+	keysT0 := time.Now()
 	for i := 0; i < *keys; i++ {
 		c := clients[i%len(clients)]
 		drain(c.out)
@@ -219,7 +235,26 @@ func run() error {
 		slices.Sort(lat)
 		fmt.Printf("keystroke round trip over %d keys: p50=%s p90=%s p99=%s max=%s\n", len(lat),
 			lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)*99/100], lat[len(lat)-1])
+		keysEnd, err := scrape(*metricsURL)
+		if err != nil {
+			return err
+		}
+		kcpu := keysEnd["process_cpu_seconds_total"] - keysStart["process_cpu_seconds_total"]
+		knet := max(kcpu-cpu/hold.Seconds()*time.Since(keysT0).Seconds(), 0)
+		fmt.Printf("server CPU per keystroke: %.3f ms (%.3f ms net of idle)\n", 1000*kcpu/float64(len(lat)), 1000*knet/float64(len(lat)))
 	}
+
+	if *agents > 0 {
+		if err := timeCalls(clients, *calls); err != nil {
+			return err
+		}
+		if *closedLoop > 0 {
+			if err := closedLoopCalls(clients, *closedLoop, *paced, *metricsURL, cpu/hold.Seconds()); err != nil {
+				return err
+			}
+		}
+	}
+
 	return nil
 }
 
@@ -294,6 +329,9 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 	return c, nil
 }
 
+// The agents' endpoint and tools (flags).
+var mcpURL, writeTool, readTool string
+
 var (
 	urlRe   = regexp.MustCompile(`(http://\S+/sessions/\S+/mcp)`)
 	tokenRe = regexp.MustCompile(`Bearer token[^\n]*\n\s*([A-Za-z0-9_-]{43})`)
@@ -302,6 +340,15 @@ var (
 // attach opens the attach panel with ctrl+o, reads the session's MCP URL
 // and token off the screen, closes the panel and connects an agent.
 func attach(c *client) error {
+	if mcpURL != "" {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
+		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+		if err != nil {
+			return fmt.Errorf("mcp connect %s: %w", mcpURL, err)
+		}
+		c.agent = cs
+		return nil
+	}
 	if _, err := io.WriteString(c.stdin, "\x0f"); err != nil {
 		return err
 	}
@@ -356,9 +403,9 @@ func timeCalls(clients []*client, n int) error {
 	var writes, reads []time.Duration
 	for i := range n {
 		c := agents[i%len(agents)]
-		name, args := "demo.search.type_into", map[string]any{"text": fmt.Sprintf("load-%d", i)}
-		if i%2 == 1 {
-			name, args = "demo.search.get_value", map[string]any{}
+		name, args := writeTool, map[string]any{"text": fmt.Sprintf("load-%d", i)}
+		if i%2 == 1 && readTool != "" {
+			name, args = readTool, map[string]any{}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		t0 := time.Now()
@@ -380,7 +427,10 @@ func timeCalls(clients []*client, n int) error {
 	for _, l := range []struct {
 		name string
 		d    []time.Duration
-	}{{"write (type_into)", writes}, {"read (get_value)", reads}} {
+	}{{"write (" + writeTool + ")", writes}, {"read (" + readTool + ")", reads}} {
+		if len(l.d) == 0 {
+			continue
+		}
 		slices.Sort(l.d)
 		fmt.Printf("tool call %s over %d calls: p50=%s p90=%s p99=%s\n", l.name, len(l.d),
 			l.d[len(l.d)/2], l.d[len(l.d)*9/10], l.d[len(l.d)*99/100])
@@ -391,7 +441,7 @@ func timeCalls(clients []*client, n int) error {
 // closedLoopCalls has every agent make write calls back to back for d,
 // all at once, and reports the calls per second, their latency and the
 // server's CPU per call (process_cpu_seconds_total over the calls).
-func closedLoopCalls(clients []*client, d time.Duration, metricsURL string) error {
+func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsURL string, idleCores float64) error {
 	var agents []*client
 	for _, c := range clients {
 		if c.agent != nil {
@@ -409,10 +459,19 @@ func closedLoopCalls(clients []*client, d time.Duration, metricsURL string) erro
 	start := time.Now()
 	for i, c := range agents {
 		wg.Go(func() {
+			next := time.Now()
 			for n := 0; time.Now().Before(deadline); n++ {
+				if rate > 0 {
+					// Start to start, with the agents spread over the period.
+					if n == 0 {
+						next = next.Add(time.Duration(float64(time.Second) / rate * float64(i) / float64(len(agents))))
+					}
+					time.Sleep(time.Until(next))
+					next = next.Add(time.Duration(float64(time.Second) / rate))
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				t0 := time.Now()
-				res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: "demo.search.type_into", Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
+				res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: writeTool, Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
 				cancel()
 				if err == nil && res.IsError {
 					err = fmt.Errorf("error result %v", res.Content)
@@ -443,9 +502,15 @@ func closedLoopCalls(clients []*client, d time.Duration, metricsURL string) erro
 	}
 	slices.Sort(all)
 	cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
-	fmt.Printf("closed loop, %d agents for %s: %d calls, %.0f calls/s, p50=%s p99=%s, server CPU %.3f ms per call (%.0f%% of one core)\n",
-		len(agents), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
-		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 100*cpu/elapsed.Seconds())
+	mode := "closed loop"
+	if rate > 0 {
+		mode = fmt.Sprintf("paced %g calls/s/agent", rate)
+	}
+	// Net of what the sessions cost while idle, measured before.
+	net := max(cpu-idleCores*elapsed.Seconds(), 0)
+	fmt.Printf("%s, %d agents for %s: %d calls, %.0f calls/s, p50=%s p99=%s, server CPU %.3f ms per call (%.3f ms net of idle; %.0f%% of one core)\n",
+		mode, len(agents), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
+		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 1000*net/float64(len(all)), 100*cpu/elapsed.Seconds())
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/charmbracelet/colorprofile"
@@ -169,10 +170,16 @@ func (s *screen) draw(content string) error {
 	if s.closed || (!s.dirty && content == s.last) {
 		return nil
 	}
+	// What the renderer holds now (its copy of the screen): the last
+	// frame, unless this draw repaints everything.
+	prev := s.last
+	if s.dirty {
+		prev = ""
+	}
 	s.renderer()
 	s.dirty = false
 	s.last = content
-	s.render(content)
+	s.renderDiff(content, prev)
 	if s.cursorX >= 0 {
 		s.scr.MoveTo(s.cursorX, s.cursorY)
 	}
@@ -184,7 +191,13 @@ func (s *screen) draw(content string) error {
 
 // render composes content in a pooled frame buffer and renders it into the
 // renderer's output buffer.
-func (s *screen) render(content string) {
+func (s *screen) render(content string) { s.renderDiff(content, "") }
+
+// renderDiff is render when the renderer already holds prev: the lines of
+// content equal to prev's at the same row are composed (the buffer is
+// pooled, so every line must hold the frame) but not marked touched, so
+// the renderer does not compare them cell by cell again.
+func (s *screen) renderDiff(content, prev string) {
 	buf := frames.Get().(*uv.ScreenBuffer)
 	defer frames.Put(buf)
 	if buf.Width() != s.width || buf.Height() != s.height {
@@ -196,8 +209,51 @@ func (s *screen) render(content string) {
 		buf.TouchLine(0, y, s.width)
 	}
 	uv.NewStyledString(content).Draw(buf, buf.Bounds())
+	if prev != "" {
+		untouchSame(buf, content, prev)
+	}
 	s.cursorX, s.cursorY = s.restingCursor(buf)
 	s.scr.Render(buf.RenderBuffer)
+}
+
+// untouchSame clears the touch marks of the rows whose line is the same in
+// content and prev. A line's cells depend on the pen the line above left
+// (the frame is parsed as one text), so this holds only when every line of
+// both frames ends with the default pen: otherwise nothing is untouched.
+func untouchSame(buf *uv.ScreenBuffer, content, prev string) {
+	if leaksPen(content) || leaksPen(prev) {
+		return
+	}
+	for y := 0; y < len(buf.Touched) && content != "" && prev != ""; y++ {
+		var cl, pl string
+		cl, content, _ = strings.Cut(content, "\n")
+		pl, prev, _ = strings.Cut(prev, "\n")
+		if cl == pl {
+			buf.Touched[y] = nil
+		}
+	}
+}
+
+// leaksPen reports whether a line of frame ends with a style set, that is
+// whether the last SGR sequence of any line is not a reset.
+func leaksPen(frame string) bool {
+	for frame != "" {
+		var line string
+		line, frame, _ = strings.Cut(frame, "\n")
+		i := strings.LastIndex(line, "\x1b[")
+		if i < 0 {
+			continue
+		}
+		seq := line[i+2:]
+		j := strings.IndexFunc(seq, func(r rune) bool { return r < '0' || r > ';' }) // past the parameters
+		if j < 0 || seq[j] != 'm' {
+			return true // not an SGR at the end: be safe
+		}
+		if p := seq[:j]; p != "" && p != "0" {
+			return true
+		}
+	}
+	return false
 }
 
 // setFocus tells a plain terminal's screen where the focused widget is

@@ -291,3 +291,58 @@ func TestScreenShowsTheFrameBehindAnyNewlineMapping(t *testing.T) {
 		}
 	})
 }
+
+// TestFrameByFrameMatchesAFreshScreen: a screen that drew a run of frames
+// sharing most of their lines (only the changed lines are compared again)
+// shows each frame exactly as a fresh screen drawing it alone, including
+// frames whose lines leave a style set for the next.
+func TestFrameByFrameMatchesAFreshScreen(t *testing.T) {
+	piece := rapid.SampledFrom([]string{"a", "word ", "界", "\x1b[31mred\x1b[m", "\x1b[1;44mbold\x1b[m", "\x1b[7mrev\x1b[0m", "\x1b[32mopen"})
+	line := rapid.Map(rapid.SliceOfN(piece, 0, 6), func(p []string) string { return strings.Join(p, "") })
+	rapid.Check(t, func(rt *rapid.T) {
+		const w, h = 30, 6
+		s, es := newEmuScreen(w, h)
+		if err := s.start(""); err != nil {
+			rt.Fatal(err)
+		}
+		cur := rapid.SliceOfN(line, h, h).Draw(rt, "first")
+		for i := range rapid.IntRange(1, 5).Draw(rt, "frames") {
+			if i > 0 {
+				for _, y := range rapid.SliceOfN(rapid.IntRange(0, h-1), 0, 2).Draw(rt, "changed") {
+					cur[y] = line.Draw(rt, "line")
+				}
+			}
+			frame := strings.Join(cur, "\n")
+			if err := s.draw(frame); err != nil {
+				rt.Fatal(err)
+			}
+			fresh, ef := newEmuScreen(w, h)
+			if err := fresh.start(""); err != nil {
+				rt.Fatal(err)
+			}
+			if err := fresh.draw(frame); err != nil {
+				rt.Fatal(err)
+			}
+			for y := range h {
+				for x := range w {
+					a, b := es.em.CellAt(x, y), ef.em.CellAt(x, y)
+					if (a == nil) != (b == nil) || (a != nil && (a.Content != b.Content || a.Width != b.Width || !a.Style.Equal(&b.Style))) {
+						rt.Fatalf("frame %d, cell %d,%d: drawn on %+v, fresh %+v\n%q", i, x, y, a, b, frame)
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkScreenDrawOneLine is the common frame: one styled line of 30
+// changed (an input's text), the rest as before.
+func BenchmarkScreenDrawOneLine(b *testing.B) {
+	s := newScreen(io.Discard, []string{"TERM=xterm-256color"}, colorprofile.ANSI256, 100, 30)
+	rows := strings.Repeat("\x1b[90m│\x1b[m row of text that stays \x1b[1;96mthe same\x1b[m \x1b[90m│\x1b[m\n", 28)
+	frames := []string{"\x1b[1mSearch:\x1b[m one\n" + rows, "\x1b[1mSearch:\x1b[m two\n" + rows}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = s.draw(frames[i%2])
+	}
+}

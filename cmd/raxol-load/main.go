@@ -84,6 +84,8 @@ func run() error {
 	agents := flag.Int("agents", 0, "sessions that also get an MCP agent, attached with the URL and token read off the attach panel (ctrl+o)")
 	calls := flag.Int("calls", 500, "MCP tool calls to time (spread over the agents)")
 	closedLoop := flag.Duration("closed-loop", 0, "after the timed calls, have every agent make write calls back to back for this long, all at once, and report calls/s and server CPU per call")
+	typists := flag.Int("typists", 0, "sessions whose humans type back to back (a key, then the redraw) for --typing, all at once; reports keys/s and server CPU per keystroke")
+	typing := flag.Duration("typing", 10*time.Second, "how long the --typists type")
 	paced := flag.Float64("paced", 0, "with --closed-loop: each agent makes this many calls per second instead of back to back (an open loop)")
 	flag.StringVar(&mcpURL, "mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp)")
 	flag.StringVar(&writeTool, "tool", "demo.search.type_into", "the write tool agents call with {\"text\": ...}")
@@ -244,6 +246,11 @@ func run() error {
 		fmt.Printf("server CPU per keystroke: %.3f ms (%.3f ms net of idle)\n", 1000*kcpu/float64(len(lat)), 1000*knet/float64(len(lat)))
 	}
 
+	if *typists > 0 {
+		if err := typeBackToBack(clients[:min(*typists, len(clients))], *typing, *metricsURL, cpu/hold.Seconds()); err != nil {
+			return err
+		}
+	}
 	if *agents > 0 {
 		if err := timeCalls(clients, *calls); err != nil {
 			return err
@@ -255,6 +262,70 @@ func run() error {
 		}
 	}
 
+	return nil
+}
+
+// typeBackToBack has each client type Tab and Shift+Tab in turn for d,
+// each key sent once the previous one's redraw began, all clients at
+// once, and reports keys/s, the round trips and the server's CPU per key
+// net of what the sessions cost idle.
+func typeBackToBack(clients []*client, d time.Duration, metricsURL string, idleCores float64) error {
+	for _, c := range clients {
+		drain(c.out)
+	}
+	before, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(d)
+	lat := make([][]time.Duration, len(clients))
+	var firstErr atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range clients {
+		wg.Go(func() {
+			for n := 0; time.Now().Before(deadline); n++ {
+				key := "\t"
+				if n%2 == 1 {
+					key = "\x1b[Z"
+				}
+				t0 := time.Now()
+				if _, err := io.WriteString(c.stdin, key); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				select {
+				case <-c.out:
+					lat[i] = append(lat[i], time.Since(t0))
+				case <-time.After(5 * time.Second):
+					firstErr.CompareAndSwap(nil, errors.New("no redraw within 5s after a key"))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	after, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	if e := firstErr.Load(); e != nil {
+		return fmt.Errorf("typing: %v", e)
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return errors.New("typing: no key answered")
+	}
+	slices.Sort(all)
+	cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
+	net := max(cpu-idleCores*elapsed.Seconds(), 0)
+	fmt.Printf("typing, %d typists for %s: %d keys, %.0f keys/s, p50=%s p99=%s, server CPU %.3f ms per key (%.3f ms net of idle)\n",
+		len(clients), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
+		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 1000*net/float64(len(all)))
 	return nil
 }
 

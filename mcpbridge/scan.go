@@ -135,13 +135,14 @@ func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Deri
 				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
 				continue
 			}
+			wt := fmt.Sprintf("%T", e.node)
 			out = append(out, Derived{
 				Name:        namespace + "." + id + "." + spec.Action,
 				WidgetID:    id,
 				Action:      spec.Action,
-				WidgetType:  fmt.Sprintf("%T", e.node),
+				WidgetType:  wt,
 				Description: Clean(spec.Description),
-				Schema:      cleanSchema(spec.InputSchema),
+				Schema:      cleanSchema(spec.InputSchema), // a fresh copy: Derived shares nothing (TestLawPurity)
 				Sensitive:   spec.Annotations["sensitive"] == true,
 				Destructive: spec.Annotations["destructiveHint"] == true,
 				ReadOnly:    spec.ReadOnly,

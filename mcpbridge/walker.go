@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"log/slog"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
@@ -12,8 +11,8 @@ import (
 )
 
 var (
-	actionRe   = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	widgetIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	actionRe   = matcher(validAction)   // ^[a-z][a-z0-9_]{0,31}$
+	widgetIDRe = matcher(validWidgetID) // ^[A-Za-z0-9_-]{1,64}$
 )
 
 // Derived is one tool derived from a widget of the current tree.
@@ -88,6 +87,38 @@ func SplitName(namespace, name string) (widgetID, action string, ok bool) {
 func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, bool) {
 	tp, spec, err := resolve(guard.Scope{}, namespace, tree, name)
 	return tp, spec, err == nil
+}
+
+// matcher gives a check the MatchString method the regexps it replaced
+// had (they were a tenth of deriving a tree's tools).
+type matcher func(string) bool
+
+func (m matcher) MatchString(s string) bool { return m(s) }
+
+// validAction: a lowercase letter followed by up to 31 of [a-z0-9_].
+func validAction(s string) bool {
+	if len(s) == 0 || len(s) > 32 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validWidgetID: 1 to 64 of [A-Za-z0-9_-].
+func validWidgetID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Clean strips control, format, separator (other than the plain space),

@@ -273,60 +273,89 @@ func typeBackToBack(clients []*client, d time.Duration, metricsURL string, idleC
 	for _, c := range clients {
 		drain(c.out)
 	}
+	deadline := time.Now().Add(d)
+	r, err := runPhase(len(clients), metricsURL, "typing", func(i int) ([]time.Duration, error) {
+		c := clients[i]
+		var lat []time.Duration
+		for n := 0; time.Now().Before(deadline); n++ {
+			key := "\t"
+			if n%2 == 1 {
+				key = "\x1b[Z"
+			}
+			t0 := time.Now()
+			if _, err := io.WriteString(c.stdin, key); err != nil {
+				return lat, err
+			}
+			select {
+			case <-c.out:
+				lat = append(lat, time.Since(t0))
+			case <-time.After(5 * time.Second):
+				return lat, errors.New("no redraw within 5s after a key")
+			}
+		}
+		return lat, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("typing, %d typists for %s: %d keys, %s, server CPU %s per key\n",
+		len(clients), r.elapsed.Round(time.Millisecond), len(r.lat), r.rate("keys"), r.cpuPer(idleCores))
+	return nil
+}
+
+// phaseResult is what runPhase measured.
+type phaseResult struct {
+	lat     []time.Duration // sorted
+	elapsed time.Duration
+	cpu     float64 // server CPU-seconds over the phase
+}
+
+// rate is the operations per second with their p50 and p99.
+func (r phaseResult) rate(unit string) string {
+	return fmt.Sprintf("%.0f %s/s, p50=%s p99=%s", float64(len(r.lat))/r.elapsed.Seconds(), unit,
+		r.lat[len(r.lat)/2], r.lat[len(r.lat)*99/100])
+}
+
+// cpuPer is the server's CPU per operation, and net of what the sessions
+// cost idle (idleCores, measured before).
+func (r phaseResult) cpuPer(idleCores float64) string {
+	n := float64(len(r.lat))
+	net := max(r.cpu-idleCores*r.elapsed.Seconds(), 0)
+	return fmt.Sprintf("%.3f ms (%.3f ms net of idle; %.0f%% of one core)", 1000*r.cpu/n, 1000*net/n, 100*r.cpu/r.elapsed.Seconds())
+}
+
+// runPhase runs work for workers 0..n-1 at once and measures them: their
+// latencies, the time taken and the server's CPU (from metricsURL).
+func runPhase(n int, metricsURL, what string, work func(i int) ([]time.Duration, error)) (phaseResult, error) {
 	before, err := scrape(metricsURL)
 	if err != nil {
-		return err
+		return phaseResult{}, err
 	}
-	deadline := time.Now().Add(d)
-	lat := make([][]time.Duration, len(clients))
-	var firstErr atomic.Value
+	lat := make([][]time.Duration, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i, c := range clients {
-		wg.Go(func() {
-			for n := 0; time.Now().Before(deadline); n++ {
-				key := "\t"
-				if n%2 == 1 {
-					key = "\x1b[Z"
-				}
-				t0 := time.Now()
-				if _, err := io.WriteString(c.stdin, key); err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				select {
-				case <-c.out:
-					lat[i] = append(lat[i], time.Since(t0))
-				case <-time.After(5 * time.Second):
-					firstErr.CompareAndSwap(nil, errors.New("no redraw within 5s after a key"))
-					return
-				}
-			}
-		})
+	for i := range n {
+		wg.Go(func() { lat[i], errs[i] = work(i) })
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	r := phaseResult{elapsed: time.Since(start)}
 	after, err := scrape(metricsURL)
 	if err != nil {
-		return err
+		return r, err
 	}
-	if e := firstErr.Load(); e != nil {
-		return fmt.Errorf("typing: %v", e)
+	if err := errors.Join(errs...); err != nil {
+		return r, fmt.Errorf("%s: %w", what, err)
 	}
-	var all []time.Duration
 	for _, l := range lat {
-		all = append(all, l...)
+		r.lat = append(r.lat, l...)
 	}
-	if len(all) == 0 {
-		return errors.New("typing: no key answered")
+	if len(r.lat) == 0 {
+		return r, fmt.Errorf("%s: nothing answered", what)
 	}
-	slices.Sort(all)
-	cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
-	net := max(cpu-idleCores*elapsed.Seconds(), 0)
-	fmt.Printf("typing, %d typists for %s: %d keys, %.0f keys/s, p50=%s p99=%s, server CPU %.3f ms per key (%.3f ms net of idle)\n",
-		len(clients), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
-		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 1000*net/float64(len(all)))
-	return nil
+	slices.Sort(r.lat)
+	r.cpu = after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
+	return r, nil
 }
 
 func drain(c chan struct{}) {
@@ -489,7 +518,7 @@ func timeCalls(clients []*client, n int) error {
 		if res.IsError {
 			return fmt.Errorf("%s: error result %v", name, res.Content)
 		}
-		if i%2 == 1 {
+		if name == readTool {
 			reads = append(reads, d)
 		} else {
 			writes = append(writes, d)
@@ -519,69 +548,43 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsUR
 			agents = append(agents, c)
 		}
 	}
-	before, err := scrape(metricsURL)
-	if err != nil {
-		return err
-	}
 	deadline := time.Now().Add(d)
-	lat := make([][]time.Duration, len(agents))
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i, c := range agents {
-		wg.Go(func() {
-			next := time.Now()
-			for n := 0; time.Now().Before(deadline); n++ {
-				if rate > 0 {
-					// Start to start, with the agents spread over the period.
-					if n == 0 {
-						next = next.Add(time.Duration(float64(time.Second) / rate * float64(i) / float64(len(agents))))
-					}
-					time.Sleep(time.Until(next))
-					next = next.Add(time.Duration(float64(time.Second) / rate))
+	r, err := runPhase(len(agents), metricsURL, "closed loop", func(i int) ([]time.Duration, error) {
+		c := agents[i]
+		var lat []time.Duration
+		next := time.Now()
+		for n := 0; time.Now().Before(deadline); n++ {
+			if rate > 0 {
+				// Start to start, with the agents spread over the period.
+				if n == 0 {
+					next = next.Add(time.Duration(float64(time.Second) / rate * float64(i) / float64(len(agents))))
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				t0 := time.Now()
-				res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: writeTool, Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
-				cancel()
-				if err == nil && res.IsError {
-					err = fmt.Errorf("error result %v", res.Content)
-				}
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t0))
+				time.Sleep(time.Until(next))
+				next = next.Add(time.Duration(float64(time.Second) / rate))
 			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	after, err := scrape(metricsURL)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			t0 := time.Now()
+			res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: writeTool, Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
+			cancel()
+			if err == nil && res.IsError {
+				err = fmt.Errorf("error result %v", res.Content)
+			}
+			if err != nil {
+				return lat, err
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		return lat, nil
+	})
 	if err != nil {
 		return err
 	}
-	if e := firstErr.Load(); e != nil {
-		return fmt.Errorf("closed loop: %v", e)
-	}
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	if len(all) == 0 {
-		return errors.New("closed loop: no call completed")
-	}
-	slices.Sort(all)
-	cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
 	mode := "closed loop"
 	if rate > 0 {
 		mode = fmt.Sprintf("paced %g calls/s/agent", rate)
 	}
-	// Net of what the sessions cost while idle, measured before.
-	net := max(cpu-idleCores*elapsed.Seconds(), 0)
-	fmt.Printf("%s, %d agents for %s: %d calls, %.0f calls/s, p50=%s p99=%s, server CPU %.3f ms per call (%.3f ms net of idle; %.0f%% of one core)\n",
-		mode, len(agents), elapsed.Round(time.Millisecond), len(all), float64(len(all))/elapsed.Seconds(),
-		all[len(all)/2], all[len(all)*99/100], 1000*cpu/float64(len(all)), 1000*net/float64(len(all)), 100*cpu/elapsed.Seconds())
+	fmt.Printf("%s, %d agents for %s: %d calls, %s, server CPU %s per call\n",
+		mode, len(agents), r.elapsed.Round(time.Millisecond), len(r.lat), r.rate("calls"), r.cpuPer(idleCores))
 	return nil
 }
 

@@ -168,3 +168,17 @@ func BenchmarkViewAndRender(b *testing.B) {
 		_ = ui.Render(m.View(), ui.RenderOptions{Width: 100, Height: 30, Focus: IDSearch})
 	}
 }
+
+// BenchmarkAgentTypesAFrame is a terminal's frame after an agent typed
+// into the search (the table filtered by it): View and Render with the
+// terminal's render cache, so what did not change is not drawn again.
+func BenchmarkAgentTypesAFrame(b *testing.B) {
+	var m ui.Model = New()
+	var cache ui.RenderCache
+	th := ui.DefaultTheme()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		m, _ = m.Update(ui.TextInputChanged{ID: IDSearch, Text: []string{"eu", "eu-"}[i%2]})
+		_ = ui.Render(m.View(), ui.RenderOptions{Width: 100, Height: 30, Focus: IDSearch, Theme: th, Cache: &cache})
+	}
+}

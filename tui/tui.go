@@ -187,6 +187,8 @@ type Model struct {
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
+	// renderCache keeps the widgets drawn in the last frame (under mu).
+	renderCache ui.RenderCache
 }
 
 // New returns the terminal model for sess. Call Close when its program has
@@ -680,6 +682,7 @@ func (m *Model) Frame() string {
 				Theme:     m.opts.Theme,
 				Highlight: m.highlight,
 				MarkFocus: markFocus(m.profile),
+				Cache:     &m.renderCache,
 				// A widget that panics is drawn as a placeholder.
 				OnPanic: func(id string, v any, stack []byte) {
 					m.sess.Guard().Report(metrics.HookRender, id, v, stack)

@@ -35,6 +35,9 @@ type RenderOptions struct {
 	// The node is drawn as a one-line placeholder, the rest of the screen
 	// as usual.
 	OnPanic func(widgetID string, value any, stack []byte)
+	// Cache, if set, reuses what unchanged widgets drew in the last frame
+	// of the same terminal (see [RenderCache]).
+	Cache *RenderCache
 }
 
 // Rect is a rectangle of screen cells.
@@ -76,6 +79,9 @@ func (f Frame) HitTest(x, y int) (id string, rel ClickEvent, ok bool) {
 // Render draws root for one terminal: the tree in place, then any shown
 // overlay centered on top of it.
 func Render(root Node, opts RenderOptions) Frame {
+	if opts.Cache != nil {
+		opts.Cache.begin()
+	}
 	r := newRenderer(opts)
 	base := r.node(root, r.width, r.height, false)
 	if len(base.lines) > r.height {
@@ -149,11 +155,14 @@ func newRenderer(opts RenderOptions) *renderer {
 		r.local = func(string) *LocalState { return &LocalState{} }
 	}
 	if r.theme == nil {
-		r.theme = DefaultTheme()
+		r.theme = builtinTheme
 	}
 	r.opts.Local, r.opts.Theme = r.local, r.theme
 	return r
 }
+
+// builtinTheme is the theme of a render given none; nothing changes it.
+var builtinTheme = DefaultTheme()
 
 // block is a rendered subtree: lines no wider than the width it was
 // rendered at, the widest line's width, and the widgets drawn in it.
@@ -287,7 +296,22 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 			return RenderNode(n, w, r.opts)
 		},
 	}
-	b := linesOf(w.Render(rc), width)
+	var b block
+	if c := r.opts.Cache; c != nil && id != "" && cacheable(w) {
+		before := *st
+		e, ok := c.lookup(id, w, st, rc)
+		if ok {
+			*st = e.after
+			b = block{lines: append([]string(nil), e.lines...), w: e.blockW}
+		} else {
+			b = linesOf(w.Render(rc), width)
+			e = cachedWidget{w: w, before: before, after: *st, width: rc.Width, height: rc.Height, fill: rc.Fill,
+				focused: rc.Focused, theme: rc.Theme, lines: append([]string(nil), b.lines...), blockW: b.w}
+		}
+		c.store(id, e)
+	} else {
+		b = linesOf(w.Render(rc), width)
+	}
 	if id != "" && id == r.opts.Highlight {
 		// Its own colors give way to one unmistakable look: reverse video
 		// reads on 16-color and monochrome terminals too.

@@ -1,0 +1,60 @@
+package ui
+
+import "reflect"
+
+// RenderCache lets a terminal reuse what a built-in leaf widget drew in
+// its last frame when nothing it is drawn from changed: the widget's value,
+// its local state, its size and focus, and the theme. Agents change one
+// widget at a time; the rest of the screen is drawn as it was. Give one
+// cache to every [Render] of one terminal (RenderOptions.Cache); it keeps
+// the last frame's widgets only, and it is not safe for concurrent use.
+//
+// Only the widgets of this package are cached, and only those with no
+// children: their Render depends on nothing else. An app's own widget may
+// read more (the time, say), so it is always drawn.
+type RenderCache struct {
+	prev, cur map[string]cachedWidget
+}
+
+type cachedWidget struct {
+	w             Widget
+	before, after LocalState
+	width, height int
+	fill, focused bool
+	theme         *Theme
+	lines         []string
+	blockW        int
+}
+
+// begin starts a frame: what the last frame drew is what can be reused.
+func (c *RenderCache) begin() {
+	c.prev, c.cur = c.cur, make(map[string]cachedWidget, len(c.cur))
+}
+
+// cacheable reports whether w's drawing depends only on what the cache
+// compares.
+func cacheable(w Widget) bool {
+	switch w.(type) {
+	case Button, TextInput, TextArea, PasswordField, Checkbox, SelectList, Tabs, Menu,
+		Table, Tree, Scrubber, Viewport, BarChart, LineChart, ScatterChart:
+		return len(w.Children()) == 0
+	}
+	return false
+}
+
+// lookup returns the lines w drew last frame under the same conditions,
+// and the local state its drawing left.
+func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderContext) (cachedWidget, bool) {
+	e, ok := c.prev[id]
+	if !ok || e.width != rc.Width || e.height != rc.Height || e.fill != rc.Fill || e.focused != rc.Focused ||
+		e.theme != rc.Theme || !reflect.DeepEqual(e.before, *st) || !reflect.DeepEqual(e.w, w) {
+		return cachedWidget{}, false
+	}
+	return e, true
+}
+
+func (c *RenderCache) store(id string, e cachedWidget) {
+	if c.cur != nil {
+		c.cur[id] = e
+	}
+}

@@ -322,6 +322,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case idleMsg:
 		if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
 			m.scr.release()
+			// The widgets' last drawing goes too: an idle terminal keeps no
+			// copy of its screen in any form.
+			m.mu.Lock()
+			m.renderCache = ui.RenderCache{}
+			m.mu.Unlock()
 		}
 		return m, m.waitSnapshot()
 	case frameMsg:

@@ -657,9 +657,15 @@ func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
 		if d := time.Since(start); d != 20*time.Millisecond {
 			t.Fatalf("idleMsg after %v, want IdleRelease 20ms", d)
 		}
+		if m.renderCache.Len() == 0 {
+			t.Fatal("no widget drawing kept after a frame")
+		}
 		m.Update(msg)
 		if m.scr.scr != nil {
 			t.Fatal("idle terminal kept its renderer")
+		}
+		if m.renderCache.Len() != 0 {
+			t.Fatal("idle terminal kept its widgets' drawing")
 		}
 		if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
 			ui.TextInputChanged{ID: "name", Text: "after-idle"}); err != nil {

@@ -58,3 +58,6 @@ func (c *RenderCache) store(id string, e cachedWidget) {
 		c.cur[id] = e
 	}
 }
+
+// Len is how many widgets' drawing the cache keeps.
+func (c *RenderCache) Len() int { return len(c.prev) + len(c.cur) }

@@ -138,6 +138,9 @@ func clampSize(w, h int) (int, int) {
 // frameMsg asks for the frame deferred by the rate limit.
 type frameMsg struct{}
 
+// presenceMsg says who is attached, or when they last acted, changed.
+type presenceMsg struct{}
+
 // NoticeMsg shows a one-line notice in the status bar, e.g. that the
 // server is stopping.
 type NoticeMsg string
@@ -277,7 +280,7 @@ func (m *Model) waitSnapshot() tea.Cmd {
 		case <-m.sub.C():
 			return snapshotMsg{}
 		case <-m.presence:
-			return snapshotMsg{} // redraw the status bar
+			return presenceMsg{} // redraw the status bar
 		case <-m.idleC:
 			return idleMsg{}
 		case <-m.done:
@@ -312,6 +315,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case snapshotMsg:
 		m.refresh()
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity())
+	case presenceMsg:
+		// Who is here changed (an agent acted, came or went): drawn at the
+		// end of a frame interval, not at once, so that the change an
+		// agent's call is about to fold is drawn with it rather than a
+		// frame later.
+		cmd = m.waitSnapshot()
+		if !m.pending {
+			m.pending = true
+			return m, tea.Batch(cmd, tea.Tick(FrameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
+		}
+		return m, cmd
 	case highlightDoneMsg:
 		if msg.seq == m.seenAgentSeq {
 			m.highlight = ""

@@ -86,6 +86,7 @@ func run() error {
 	closedLoop := flag.Duration("closed-loop", 0, "after the timed calls, have every agent make write calls back to back for this long, all at once, and report calls/s and server CPU per call")
 	typists := flag.Int("typists", 0, "sessions whose humans type back to back (a key, then the redraw) for --typing, all at once; reports keys/s and server CPU per keystroke")
 	typing := flag.Duration("typing", 10*time.Second, "how long the --typists type")
+	agentScreen := flag.Bool("agent-screen", false, "with --closed-loop: after each call, also time until its text is on the session's own terminal (agent→screen; raxol-ssh only)")
 	paced := flag.Float64("paced", 0, "with --closed-loop: each agent makes this many calls per second instead of back to back (an open loop)")
 	flag.StringVar(&mcpURL, "mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp)")
 	flag.StringVar(&writeTool, "tool", "demo.search.type_into", "the write tool agents call with {\"text\": ...}")
@@ -256,7 +257,7 @@ func run() error {
 			return err
 		}
 		if *closedLoop > 0 {
-			if err := closedLoopCalls(clients, *closedLoop, *paced, *metricsURL, cpu/hold.Seconds()); err != nil {
+			if err := closedLoopCalls(clients, *closedLoop, *paced, *agentScreen, *metricsURL, cpu/hold.Seconds()); err != nil {
 				return err
 			}
 		}
@@ -541,7 +542,7 @@ func timeCalls(clients []*client, n int) error {
 // closedLoopCalls has every agent make write calls back to back for d,
 // all at once, and reports the calls per second, their latency and the
 // server's CPU per call (process_cpu_seconds_total over the calls).
-func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsURL string, idleCores float64) error {
+func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen bool, metricsURL string, idleCores float64) error {
 	var agents []*client
 	for _, c := range clients {
 		if c.agent != nil {
@@ -549,6 +550,7 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsUR
 		}
 	}
 	deadline := time.Now().Add(d)
+	screenLat := make([][]time.Duration, len(agents))
 	r, err := runPhase(len(agents), metricsURL, "closed loop", func(i int) ([]time.Duration, error) {
 		c := agents[i]
 		var lat []time.Duration
@@ -562,9 +564,14 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsUR
 				time.Sleep(time.Until(next))
 				next = next.Add(time.Duration(float64(time.Second) / rate))
 			}
+			text := fmt.Sprintf("loop-%d", n%100)
+			if toScreen {
+				text = fmt.Sprintf("L%d-%d", i, n) // never on the screen before
+				drain0(c.out)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			t0 := time.Now()
-			res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: writeTool, Arguments: map[string]any{"text": fmt.Sprintf("loop-%d", n%100)}})
+			res, err := c.agent.CallTool(ctx, &mcp.CallToolParams{Name: writeTool, Arguments: map[string]any{"text": text}})
 			cancel()
 			if err == nil && res.IsError {
 				err = fmt.Errorf("error result %v", res.Content)
@@ -573,6 +580,13 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsUR
 				return lat, err
 			}
 			lat = append(lat, time.Since(t0))
+			if toScreen {
+				d, err := waitScreen(c, text, t0)
+				if err != nil {
+					return lat, err
+				}
+				screenLat[i] = append(screenLat[i], d)
+			}
 		}
 		return lat, nil
 	})
@@ -585,7 +599,43 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, metricsUR
 	}
 	fmt.Printf("%s, %d agents for %s: %d calls, %s, server CPU %s per call\n",
 		mode, len(agents), r.elapsed.Round(time.Millisecond), len(r.lat), r.rate("calls"), r.cpuPer(idleCores))
+	if toScreen {
+		var all []time.Duration
+		for _, l := range screenLat {
+			all = append(all, l...)
+		}
+		slices.Sort(all)
+		fmt.Printf("agent→screen (the call's start until its text is on the session's terminal) over %d calls: p50=%s p99=%s\n",
+			len(all), all[len(all)/2], all[len(all)*99/100])
+	}
 	return nil
+}
+
+// waitScreen waits until text is on c's screen and returns how long after
+// t0 it was first seen there (output is checked as it arrives).
+func waitScreen(c *client, text string, t0 time.Time) (time.Duration, error) {
+	deadline := time.After(5 * time.Second)
+	for {
+		if strings.Contains(c.screen(), text) {
+			return time.Since(t0), nil
+		}
+		select {
+		case <-c.out:
+		case <-deadline:
+			return 0, fmt.Errorf("agent→screen: %q not on the terminal within 5s", text)
+		}
+	}
+}
+
+// drain0 empties c without waiting.
+func drain0(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
 }
 
 // scrape reads the unlabelled samples of a Prometheus text exposition.

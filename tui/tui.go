@@ -320,7 +320,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// end of a frame interval, not at once, so that the change an
 		// agent's call is about to fold is drawn with it rather than a
 		// frame later.
-		cmd = m.waitSnapshot()
+		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity()) // a refused call is news too
 		if !m.pending {
 			m.pending = true
 			return m, tea.Batch(cmd, tea.Tick(FrameInterval, func(time.Time) tea.Msg { return frameMsg{} }))

@@ -46,10 +46,8 @@ type headless struct {
 	// Fixed at creation.
 	s       *Server
 	keys    [][sha256.Size]byte // SHA-256 of each API key; nil: /mcp is off
-	idle    time.Duration
-	clients int          // cap on /mcp clients at once
-	server  *mcp.Server  // nil when /mcp is off
-	handler http.Handler // nil when /mcp is off
+	server  *mcp.Server         // nil when /mcp is off
+	handler http.Handler        // nil when /mcp is off
 	// failures is the per-address budget of wrong API keys, its own: a
 	// wrong key never spends the SSH failed-login budget.
 	failures *failureBudget
@@ -60,8 +58,6 @@ type headless struct {
 func (s *Server) newHeadless() (*headless, error) {
 	h := &headless{
 		s:        s,
-		idle:     s.opts.Headless.IdleTimeout,
-		clients:  s.opts.Headless.MaxClients,
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 	}
 	if s.opts.Headless.APIKeysFile == "" {
@@ -222,9 +218,9 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // starts one) beyond the cap; it runs after the API key is checked.
 func (h *headless) limitClients(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.clientCount() >= h.clients {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.clientCount() >= h.s.opts.Headless.MaxClients {
 			h.s.metrics.MCPRejected("too_many_clients")
-			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.clients), http.StatusTooManyRequests)
+			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.s.opts.Headless.MaxClients), http.StatusTooManyRequests)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -238,7 +234,7 @@ func (h *headless) posture() string {
 	if h.handler == nil {
 		return "off (no " + h.s.opts.setting("Options.Headless.APIKeysFile") + ")"
 	}
-	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.idle)
+	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.s.opts.Headless.IdleTimeout)
 }
 
 func (h *headless) isClosed() bool { return h.closed.Load() }

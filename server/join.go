@@ -37,13 +37,6 @@ const (
 	joinLimiterMaxKeys    = 4096
 )
 
-func (s *Server) joinTimeout() time.Duration {
-	if s.opts.SSH.JoinTimeout > 0 {
-		return s.opts.SSH.JoinTimeout
-	}
-	return DefaultJoinTimeout
-}
-
 // attachCmd runs `join <id> [code]` and `resume <id>`. The owner's own
 // key attaches at once with either; anyone else's join asks the owner (or,
 // for a session no owner terminal can answer for, takes its one-time join
@@ -80,7 +73,7 @@ func (s *Server) attachCmd(c *conn, verb, id, code string) {
 // was not started by an SSH login (headless) admits the client as its
 // owner-driver with its one-time join code, given or typed.
 func (s *Server) askToJoin(c *conn, ls *liveSession, code string) (tui.Role, bool) {
-	timeout := s.joinTimeout()
+	timeout := s.opts.SSH.JoinTimeout
 	ctx, cancel := context.WithTimeout(c.ctx, timeout)
 	var wg sync.WaitGroup
 	wg.Go(func() {

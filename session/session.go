@@ -482,14 +482,18 @@ func (m *Manager) Close() {
 // ui.CloseTerminalMsg closes the terminal whose input led to it. It runs
 // on the command's goroutine, which the dispatcher's Close waits for, so
 // the session ends on a goroutine of its own.
+// appEnded is what a session's humans are told when the app ended it
+// without a reason of its own.
+const appEnded = "the app ended the session"
+
 func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 	switch msg := msg.(type) {
 	case tea.QuitMsg:
-		go m.EndCause(s.ID, Ended("the app ended the session"))
+		go m.EndCause(s.ID, Ended(appEnded))
 	case ui.EndSessionMsg:
 		reason := safetext.Clean(msg.Reason, maxSummary)
 		if reason == "" {
-			reason = "the app ended the session"
+			reason = appEnded
 		}
 		go m.EndCause(s.ID, Ended(reason))
 	case ui.CloseTerminalMsg:

@@ -388,7 +388,7 @@ func (l *lifecycle) reapCheck(ls *liveSession) {
 	l.finish(ls, others, "the session ended: idle for "+humanDuration(idle))
 }
 
-// startedBy returns the live sessions raxol_start started for owner key
+// startedFor returns the live sessions raxol_start started for owner key
 // by, oldest first.
 func (l *lifecycle) startedFor(by string) []*session.Session {
 	l.mu.Lock()

@@ -67,7 +67,7 @@ func (s *Server) checkAnonymous(addr string) error {
 }
 
 // Server serves one app over SSH and HTTP. Create it with [New], then call
-// [Server.Start] and [Server.Shutdown], or [Server.Run].
+// [Server.Start] and [Server.Shutdown], or [Server.ListenAndServe].
 type Server struct {
 	// Fixed at creation.
 	app         App
@@ -361,9 +361,6 @@ func (s *Server) Serve(ctx context.Context, sshLn, httpLn net.Listener) error {
 	<-ctx.Done()
 	return s.Shutdown(context.Background())
 }
-
-// Run is [Server.ListenAndServe].
-func (s *Server) Run(ctx context.Context) error { return s.ListenAndServe(ctx) }
 
 // ListenAndServe serves app with opts until ctx is done, then drains: the
 // whole server in one call. See [New] and [Server.ListenAndServe].

@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		defer stopProfiler()
 	}
-	if err := srv.Run(ctx); err != nil {
+	if err := srv.ListenAndServe(ctx); err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
 	}

@@ -11,8 +11,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/ssh"
+	uv "github.com/charmbracelet/ultraviolet"
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/termin"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
@@ -188,8 +190,8 @@ type conn struct {
 
 	mu      sync.Mutex // protects the following
 	win     ssh.Window
-	prog    *tea.Program   // the program running now, or nil
-	in      *io.PipeWriter // where input goes now, or nil
+	prog    *tea.Program // the program running now, or nil
+	in      io.Writer    // where input goes now (a program's decoder, a line's pipe), or nil
 	command string
 	sid     string
 	role    string
@@ -319,8 +321,8 @@ func (c *conn) pump() {
 			w := c.in
 			c.mu.Unlock()
 			if w != nil {
-				// Fails once that program's input is closed: what it did
-				// not read is dropped with it.
+				// Fails, or does nothing, once that reader is closed:
+				// what it did not read is dropped with it.
 				_, _ = w.Write(buf[:n])
 			}
 		}
@@ -360,8 +362,8 @@ func (c *conn) size() (w, h int) {
 	return c.win.Width, c.win.Height
 }
 
-// newInput returns the input of the next program: what the client types
-// from now on.
+// newInput returns the input of the next line read (readLine): what the
+// client types from now on, as bytes.
 func (c *conn) newInput() *io.PipeReader {
 	r, w := io.Pipe()
 	c.mu.Lock()
@@ -370,7 +372,7 @@ func (c *conn) newInput() *io.PipeReader {
 	return r
 }
 
-// closeInput ends a program's input; the pump drops what it was writing.
+// closeInput ends a line's input; the pump drops what it was writing.
 func (c *conn) closeInput(r *io.PipeReader) {
 	c.mu.Lock()
 	c.in = nil
@@ -378,9 +380,39 @@ func (c *conn) closeInput(r *io.PipeReader) {
 	_ = r.Close()
 }
 
-// run runs p, which reads in, until it quits, the client goes away or
-// stop is called.
-func (c *conn) run(p *tea.Program, in *io.PipeReader) error {
+// inputTo sends what the client types from now on to p, decoded into
+// key, mouse and paste events, and returns what stops it. p runs
+// without an input of its own (tea.WithInput(nil)): Bubble Tea's reader
+// would build a key table of ~150 KiB for every program (see
+// internal/termin). Events wait for p's event loop, as bytes waited in
+// a pipe for its reader, so none is lost before p runs.
+func (c *conn) inputTo(p *tea.Program) (stop func()) {
+	dec := termin.New(func(ev uv.Event) { p.Send(ev) })
+	w := decoderWriter{dec}
+	c.mu.Lock()
+	c.in = w
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		if c.in == w {
+			c.in = nil
+		}
+		c.mu.Unlock()
+		dec.Close()
+	}
+}
+
+// decoderWriter is a termin.Decoder as the pump's io.Writer.
+type decoderWriter struct{ d *termin.Decoder }
+
+func (w decoderWriter) Write(p []byte) (int, error) {
+	w.d.Write(p)
+	return len(p), nil
+}
+
+// run runs p, whose input stopInput ends (from inputTo), until it quits,
+// the client goes away or stop is called.
+func (c *conn) run(p *tea.Program, stopInput func()) error {
 	c.mu.Lock()
 	c.prog = p
 	c.mu.Unlock()
@@ -402,7 +434,7 @@ func (c *conn) run(p *tea.Program, in *io.PipeReader) error {
 	c.mu.Lock()
 	c.prog = nil
 	c.mu.Unlock()
-	c.closeInput(in)
+	stopInput()
 	return err
 }
 

@@ -183,21 +183,22 @@ func (r *rateWindow) allow(key string, now time.Time) bool {
 func (s *Server) pick(c *conn, list []detached) (id string, ok bool) {
 	m := &pickerModel{items: list, now: time.Now}
 	w, h := c.size()
-	in := c.newInput()
 	popts := append(bm.MakeOptions(c.sess),
-		tea.WithInput(in),
+		tea.WithInput(nil), // input comes decoded from the pump: inputTo
 		tea.WithOutput(s.metrics.CountingWriter(c.sess)),
 		tea.WithWindowSize(w, h),
 		tea.WithoutSignalHandler(),
 	)
 	p := tea.NewProgram(m, popts...)
+	stopInput := c.inputTo(p)
 	untrack, tracked := s.track(p)
 	if !tracked {
-		c.closeInput(in)
+		p.Kill() // never run: ends a Send the input may be waiting in
+		stopInput()
 		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 		return "", false
 	}
-	err := c.run(p, in)
+	err := c.run(p, stopInput)
 	untrack()
 	if err != nil && !c.gone() {
 		s.log.Warn("session picker failed", "err", err)

@@ -56,9 +56,8 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	})
 	defer model.Close() // restore the terminal before any last words
 	tm := &termModel{inner: model, se: se}
-	in := c.newInput()
 	popts := append(bm.MakeOptions(c.sess),
-		tea.WithInput(in),
+		tea.WithInput(nil), // input comes decoded from the pump: inputTo
 		tea.WithWindowSize(w, h),
 		// The tui draws its own frames on demand (zero work while
 		// idle); Bubble Tea's renderer would redraw from a 60 Hz ticker
@@ -71,16 +70,18 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		tea.WithoutSignalHandler(),
 	)
 	p := tea.NewProgram(tm, popts...)
+	stopInput := c.inputTo(p)
 	untrack, ok := s.track(p)
 	if !ok {
-		c.closeInput(in)
+		p.Kill() // never run: ends a Send the input may be waiting in
+		stopInput()
 		t.end()
 		s.life.leave(ls, t, false)
 		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 		return
 	}
 	s.life.ready(ls, t, p)
-	runErr := c.run(p, in)
+	runErr := c.run(p, stopInput)
 	untrack()
 	t.end()
 	quit := tm.quit.Load()

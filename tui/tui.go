@@ -194,6 +194,10 @@ type Model struct {
 	renderCache ui.RenderCache
 }
 
+// defaultTheme is the theme of every terminal given none: read only, so
+// one copy serves them all (~10 KiB each otherwise).
+var defaultTheme = ui.DefaultTheme()
+
 // New returns the terminal model for sess. Call Close when its program has
 // ended, to release its subscription.
 func New(sess *session.Session, opts Options) *Model {
@@ -201,7 +205,7 @@ func New(sess *session.Session, opts Options) *Model {
 		opts.Terminal = "terminal"
 	}
 	if opts.Theme == nil {
-		opts.Theme = ui.DefaultTheme()
+		opts.Theme = defaultTheme
 	}
 	sub := sess.Dispatcher.Subscribe()
 	presence, stopPresence := sess.WatchPresence()

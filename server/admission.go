@@ -208,10 +208,13 @@ func hostOf(a net.Addr) string {
 // has max open, so that one address cannot take every slot of the HTTP
 // listener. A refused client is answered 429 with a reason (by at most
 // maxRefusing goroutines at once, each for at most a second; beyond that
-// the connection is just closed).
+// the connection is just closed). Connections from trusted proxies are
+// not counted: their clients are known per request only (see
+// proxiedRequests).
 type perIPListener struct {
 	net.Listener
 	max      int
+	trusted  trustedProxies
 	refused  func()
 	refusing chan struct{} // semaphore of answering goroutines
 
@@ -221,8 +224,8 @@ type perIPListener struct {
 
 const maxRefusing = 64
 
-func newPerIPListener(l net.Listener, max int, refused func()) *perIPListener {
-	return &perIPListener{Listener: l, max: max, refused: refused, refusing: make(chan struct{}, maxRefusing), n: map[string]int{}}
+func newPerIPListener(l net.Listener, max int, trusted trustedProxies, refused func()) *perIPListener {
+	return &perIPListener{Listener: l, max: max, trusted: trusted, refused: refused, refusing: make(chan struct{}, maxRefusing), n: map[string]int{}}
 }
 
 func (l *perIPListener) Accept() (net.Conn, error) {
@@ -230,6 +233,9 @@ func (l *perIPListener) Accept() (net.Conn, error) {
 		c, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
+		}
+		if l.trusted.contains(addrOf(c.RemoteAddr())) {
+			return c, nil
 		}
 		ip := hostOf(c.RemoteAddr())
 		l.mu.Lock()

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -142,15 +141,26 @@ func (h *headless) check(token string) (sum [sha256.Size]byte, ok bool) {
 }
 
 // verify is the bearer-token check of the go-sdk's middleware; wrong keys
-// were counted by ServeHTTP before.
-func (h *headless) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+// were counted by ServeHTTP before. The identity it returns carries the
+// request's client address, for the logs of what the request does.
+func (h *headless) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	sum, ok := h.check(token)
 	if !ok {
 		h.s.metrics.MCPRejected("unauthorized")
 		return nil, auth.ErrInvalidToken
 	}
 	o := apiKeyOwner(sum)
-	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o}}, nil
+	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o, "remote": h.s.httpProxies.clientIP(r)}}, nil
+}
+
+// remoteOf is the client address of the request a call came in on, as
+// verify recorded it ("" if unknown).
+func remoteOf(req *mcp.CallToolRequest) string {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return ""
+	}
+	s, _ := req.Extra.TokenInfo.Extra["remote"].(string)
+	return s
 }
 
 // bearerToken is the request's bearer token, read as the go-sdk's
@@ -175,7 +185,10 @@ func (h *headless) wrongKeyThrottled(r *http.Request) bool {
 	if _, right := h.check(token); right {
 		return false
 	}
-	return !h.failures.spend(remoteIP(r))
+	ip := h.s.httpProxies.clientIP(r)
+	throttled := !h.failures.spend(ip)
+	h.s.log.Info("wrong /mcp API key", "remote", ip, "throttled", throttled)
+	return throttled
 }
 
 // ServeHTTP serves /mcp: 404 without Options.Headless.APIKeysFile, then Origin and Host
@@ -322,7 +335,7 @@ func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		end()
 		return toolError("start_failed", "could not start a session: "+err.Error()), nil
 	}
-	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User)
+	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remoteOf(req))
 	base := h.baseFor(req) + "/sessions/" + se.ID
 	return jsonToolResult(map[string]any{
 		"id":           se.ID,
@@ -352,7 +365,7 @@ func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if !h.s.life.stopStarted(args.ID, owner.Key()) {
 		return toolError("unknown_session", errUnknownSession), nil
 	}
-	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User)
+	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User, "remote", remoteOf(req))
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
 
@@ -458,13 +471,4 @@ func toolError(kind, msg string) *mcp.CallToolResult {
 func jsonToolResult(v any) *mcp.CallToolResult {
 	b, _ := json.Marshal(v)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
-}
-
-// remoteIP is the host part of a request's remote address.
-func remoteIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -93,11 +94,12 @@ type Options struct {
 	Headless HeadlessOptions
 	// Limits bound what clients can take.
 	Limits Limits
-	// MetricsAddr, when set, is the listen address of /metrics and
-	// /healthz on their own; then the MCP listener answers 404 for them,
+	// MetricsAddr, when set, is the listen address of /metrics, /healthz
+	// and /readyz on their own; then the MCP listener answers 404 for them,
 	// so that a port facing the internet exposes no metrics. Empty: they
 	// are served on MCP.Addr. An embedder that mounts the handlers itself
-	// uses Metrics.Handler and [Server.HealthHandler].
+	// uses Metrics.Handler, [Server.HealthHandler] and
+	// [Server.ReadyHandler].
 	MetricsAddr string
 	// DrainTimeout bounds how long Shutdown waits for sessions to end
 	// before closing them; zero means DefaultDrainTimeout.
@@ -139,14 +141,34 @@ type SSHOptions struct {
 	// keys after it comes on top, so that keys typed before the human saw
 	// it do not answer it; zero means DefaultPromptArming, negative none.
 	PromptArming time.Duration
+	// ProxyProtocol is for an SSH listener behind a TCP load balancer or
+	// proxy (HAProxy, nginx, a cloud load balancer) that sends a PROXY
+	// protocol header, v1 or v2. A connection from TrustedProxies must
+	// open with one, and its client is the header's source address: the
+	// per-address connection cap, the failed-login budget, logs and
+	// ui.Identity.RemoteAddr all see that address. A connection from a
+	// trusted proxy without a valid header within
+	// Limits.HandshakeTimeout is refused. A connection from any other
+	// address is a direct client; one that sends a PROXY header anyway
+	// is refused, since it claims an address nobody vouches for. It needs
+	// TrustedProxies, and applies to the server's own SSH listeners
+	// (Start, StartOn, Serve; pass them plain, not already wrapped in a
+	// PROXY protocol listener), not to Middleware, whose listener is the
+	// caller's. False: no header is read, and one sent fails the
+	// handshake.
+	ProxyProtocol bool
+	// TrustedProxies are the addresses of the proxies whose PROXY headers
+	// are believed; required when ProxyProtocol is set, ignored when not.
+	// An address that is not in the list cannot claim another.
+	TrustedProxies []netip.Prefix
 }
 
 // MCPOptions configures the session endpoints agents use
 // (/sessions/<id>/mcp and /sessions/<id>/sse) and what agents may do.
 type MCPOptions struct {
 	// Addr is the HTTP listen address of the MCP endpoints (and of
-	// /metrics and /healthz unless Options.MetricsAddr is set); empty
-	// means DefaultHTTPAddr.
+	// /metrics, /healthz and /readyz unless Options.MetricsAddr is set);
+	// empty means DefaultHTTPAddr.
 	Addr string
 	// PublicURL is the base URL of the HTTP listener as clients reach it,
 	// shown in the attach panel. Empty: "http://" + the listen address
@@ -192,6 +214,16 @@ type MCPOptions struct {
 	// ApprovalTimeout is how long a call waits for the human's approval
 	// before it is denied; zero means DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// TrustedProxies are the addresses of the reverse proxies in front of
+	// the HTTP listener whose X-Forwarded-For is believed. For a request
+	// whose TCP peer is in the list, the client is the right-most
+	// X-Forwarded-For address that is not itself in the list (the one
+	// the last trusted proxy saw; addresses further left are the
+	// client's own claims); from any other peer X-Forwarded-For is
+	// ignored. That client address is what the budget of wrong /mcp API
+	// keys counts, what logs show, and what Limits.MaxHTTPPerIP counts
+	// for proxied requests (see there). Empty: the TCP peer is the client.
+	TrustedProxies []netip.Prefix
 }
 
 // HeadlessOptions configures the server-level MCP endpoint /mcp, whose
@@ -227,6 +259,12 @@ type Limits struct {
 	MaxHTTPConnections int
 	// MaxHTTPPerIP caps the HTTP connections open from one address on a
 	// listener the server owns; one more is answered 429 and closed.
+	// Connections from MCP.TrustedProxies are not counted (each carries
+	// the requests of many clients, and which ones is only known from
+	// each request's X-Forwarded-For); instead the requests in flight
+	// through them are capped at MaxHTTPPerIP per client address, one
+	// more answered 429. Idle connections a proxy keeps open count for
+	// no client: MaxHTTPConnections bounds them.
 	MaxHTTPPerIP int
 	// MaxChannelsPerConnection caps the SSH session channels open at once
 	// on one connection (each costs goroutines and buffers even before it

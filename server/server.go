@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -79,6 +80,8 @@ type Server struct {
 	keys        *authorizedKeys // nil: any client
 	sessions    *session.Manager
 	admit       *admission
+	sshProxy    *sshProxyProtocol // nil without Options.SSH.ProxyProtocol
+	httpProxies trustedProxies    // whose X-Forwarded-For is believed
 	bridge      *mcpbridge.Bridge
 	policy      authz.Policy
 	headless    *headless     // /mcp, headless sessions and join codes
@@ -92,6 +95,12 @@ type Server struct {
 	life *lifecycle // sessions' terminals: join, resume, detach
 
 	wg sync.WaitGroup // Serve goroutines and session handlers
+
+	// readiness is what /readyz answers (readyServing, readyStarting,
+	// readyDraining). It changes with s.mu held and is read without it,
+	// so that /readyz answers while StartOn, which holds s.mu, waits for
+	// the SSH server.
+	readiness atomic.Int32
 
 	mu        sync.Mutex // protects the following
 	sshLn     net.Listener
@@ -131,6 +140,12 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	if opts.Env == EnvProd && opts.SSH.AuthorizedKeysFile == "" {
 		return nil, opts.optionError("Options.SSH.AuthorizedKeysFile", fmt.Errorf("required when %s is %q: a production server never accepts anonymous clients", opts.setting("Options.Env"), EnvProd))
+	}
+	if s.sshProxy, err = opts.sshProxyProtocol(); err != nil {
+		return nil, err
+	}
+	if s.httpProxies, err = opts.newTrustedProxies("Options.MCP.TrustedProxies", opts.MCP.TrustedProxies); err != nil {
+		return nil, err
 	}
 	if opts.SSH.AuthorizedKeysFile != "" {
 		keys, err := loadAuthorizedKeys(opts.SSH.AuthorizedKeysFile)
@@ -215,7 +230,10 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	ops.Handle("GET /metrics", s.metrics.Handler())
 	ops.Handle("GET /healthz", s.HealthHandler())
-	s.http = s.newHTTPServer(mux)
+	ops.Handle("GET /readyz", s.ReadyHandler())
+	proxied := &proxiedRequests{trusted: s.httpProxies, max: opts.Limits.MaxHTTPPerIP, n: map[string]int{},
+		refused: func() { s.metrics.MCPRejected("too_many_connections") }}
+	s.http = s.newHTTPServer(proxied.limit(mux))
 	return s, nil
 }
 
@@ -239,6 +257,38 @@ func (s *Server) HealthHandler() http.Handler {
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// Readiness, as /readyz reports it ([Server.readiness]).
+const (
+	// readyServing: serving, or not started (an embedder serving
+	// Middleware and Handler on its own listeners is ready as soon as New
+	// returns).
+	readyServing int32 = iota
+	// readyStarting: StartOn is bringing its listeners up; HTTP may answer
+	// before SSH accepts.
+	readyStarting
+	// readyDraining: Shutdown has begun; new sessions are refused while
+	// the live ones finish.
+	readyDraining
+)
+
+// ReadyHandler serves /readyz, for a load balancer to decide where new
+// sessions go: 200 "ready" while serving; 503 "starting" while
+// [Server.StartOn] brings its listeners up; 503 "draining" from the
+// moment [Server.Shutdown] begins, while live sessions finish.
+func (s *Server) ReadyHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		switch s.readiness.Load() {
+		case readyStarting:
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+		case readyDraining:
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+		default:
+			_, _ = w.Write([]byte("ready\n"))
+		}
 	})
 }
 
@@ -269,11 +319,13 @@ func (s *Server) Start() error {
 	return nil
 }
 
-// StartOn serves SSH on sshLn and the HTTP endpoints (MCP, and /metrics and
-// /healthz unless Options.MetricsAddr is set) on httpLn, listeners the
-// caller owns, in the background until [Server.Shutdown] closes them.
-// Either may be nil to serve only the other; serving neither is an error.
-// Options.MetricsAddr, when set, is listened on here.
+// StartOn serves SSH on sshLn and the HTTP endpoints (MCP, and /metrics,
+// /healthz and /readyz unless Options.MetricsAddr is set) on httpLn,
+// listeners the caller owns, in the background until [Server.Shutdown]
+// closes them. Either may be nil to serve only the other; serving neither
+// is an error. Options.MetricsAddr, when set, is listened on here. With
+// Options.SSH.ProxyProtocol, connections on sshLn are read for PROXY
+// headers as on the server's own listener: pass it unwrapped.
 func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	if sshLn == nil && httpLn == nil {
 		return errors.New("server: StartOn: no listener")
@@ -303,9 +355,10 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 		// Connections beyond the cap wait in the kernel's backlog until one
 		// closes (ReadHeaderTimeout and IdleTimeout recycle idle ones).
 		httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
-		httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, func() { s.metrics.MCPRejected("too_many_connections") })
+		httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, s.httpProxies, func() { s.metrics.MCPRejected("too_many_connections") })
 	}
 	s.sshLn, s.httpLn, s.metricsLn, s.started = sshLn, httpLn, metricsLn, true
+	s.readiness.Store(readyStarting)
 	if httpLn != nil {
 		s.wg.Go(func() {
 			if err := s.http.Serve(httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -338,6 +391,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 		}
 	}
 	s.logPosture()
+	s.readiness.Store(readyServing)
 	return nil
 }
 
@@ -389,8 +443,9 @@ func (s *Server) Middleware() wish.Middleware {
 // mount on a mux of your own, with the same Host, Origin, bearer and
 // policy checks as on the server's own listener. Mount it at the root
 // path, or strip your prefix first. Set Options.MCP.PublicURL to the URL
-// clients reach it at: attach panels and raxol_start show it. /metrics and
-// /healthz are not in it (Options.Metrics.Handler, [Server.HealthHandler]).
+// clients reach it at: attach panels and raxol_start show it. /metrics,
+// /healthz and /readyz are not in it (Options.Metrics.Handler,
+// [Server.HealthHandler], [Server.ReadyHandler]).
 func (s *Server) Handler() http.Handler { return s.mcpMux }
 
 // SSHAddr returns the SSH listener's address (after Start).
@@ -399,8 +454,9 @@ func (s *Server) SSHAddr() string { return s.addr(func() net.Listener { return s
 // HTTPAddr returns the HTTP listener's address (after Start).
 func (s *Server) HTTPAddr() string { return s.addr(func() net.Listener { return s.httpLn }) }
 
-// MetricsAddr returns the address of the listener of /metrics and /healthz
-// (after Start): the HTTP listener's unless Options.MetricsAddr is set.
+// MetricsAddr returns the address of the listener of /metrics, /healthz
+// and /readyz (after Start): the HTTP listener's unless
+// Options.MetricsAddr is set.
 func (s *Server) MetricsAddr() string {
 	return s.addr(func() net.Listener {
 		if s.metricsLn != nil {
@@ -488,6 +544,15 @@ func (s *Server) describeMetrics() string {
 	return s.metricsLn.Addr().String() + " (not on the http listener)"
 }
 
+// describeHTTPProxies says, for the posture line, whose X-Forwarded-For
+// is believed.
+func (s *Server) describeHTTPProxies() string {
+	if len(s.httpProxies) == 0 {
+		return "none (X-Forwarded-For is ignored)"
+	}
+	return s.httpProxies.String() + " (X-Forwarded-For believed from them)"
+}
+
 func (s *Server) logPosture() {
 	auth := "anonymous (any client; loopback only)"
 	switch {
@@ -508,6 +573,8 @@ func (s *Server) logPosture() {
 		"auth", auth,
 		"max_connections", l.MaxConnections,
 		"max_per_ip", l.MaxPerIP,
+		"ssh_proxy_protocol", s.sshProxy.describe(),
+		"http_trusted_proxies", s.describeHTTPProxies(),
 		"max_sessions_per_user", l.MaxSessionsPerUser,
 		"max_auth_failures", fmt.Sprintf("%d per %s", l.MaxAuthFailures, l.AuthFailureWindow),
 		"handshake_timeout", l.HandshakeTimeout,
@@ -538,6 +605,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return errors.New("server: already shut down")
 	}
 	s.draining = true
+	s.readiness.Store(readyDraining)
 	progs := make([]*tea.Program, 0, len(s.progs))
 	for p := range s.progs {
 		progs = append(progs, p)
@@ -571,7 +639,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("http drain: %w", err))
 			_ = s.http.Close()
 		}
-		// Last: /healthz answers "draining" for as long as the drain lasts.
+		// Last: /healthz and /readyz answer "draining" for as long as the drain lasts.
 		if s.metricsHTTP != nil {
 			if err := s.metricsHTTP.Shutdown(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("metrics drain: %w", err))

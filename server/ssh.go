@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -158,12 +159,28 @@ func (c envLimited) Accept() (gossh.Channel, <-chan *gossh.Request, error) {
 	return ch, out, nil
 }
 
-// connCallback admits a connection (see admission.connCallback) and
-// starts tracing its authentication.
+// connCallback reads a trusted proxy's PROXY header (see
+// sshProxyProtocol.accept), admits the connection (see
+// admission.connCallback) and starts tracing its authentication. From
+// here on the connection's RemoteAddr is the client's: admission, the
+// failed-login budget, the traces (keyed by it: a proxied client's
+// ip:port is as unique as a direct one's), logs and the session's
+// identity all read it there.
 func (s *Server) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
-	nc := s.admit.connCallback(ctx, c)
+	pc, err := s.sshProxy.accept(c)
+	switch {
+	case errors.Is(err, errSilentProxyConn):
+		s.metrics.Connection(metrics.OutcomeError)
+		s.log.Debug("ssh connection failed", "peer", c.RemoteAddr().String(), "err", err)
+		return nil
+	case err != nil:
+		s.metrics.Connection(metrics.OutcomeRejected)
+		s.log.Warn("ssh connection refused", "peer", c.RemoteAddr().String(), "err", err)
+		return nil
+	}
+	nc := s.admit.connCallback(ctx, pc)
 	if nc != nil {
-		s.traces.open(ctx, c.RemoteAddr())
+		s.traces.open(ctx, nc.RemoteAddr())
 	}
 	return nc
 }
@@ -174,6 +191,13 @@ func (s *Server) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 func (s *Server) connectionFailed(c net.Conn, err error) {
 	outcome := metrics.OutcomeError
 	msg := err.Error()
+	if isUntrustedProxyHeader(err) {
+		// Not a failed login: likely a proxy missing from
+		// Options.SSH.TrustedProxies, or a client claiming an address.
+		s.metrics.Connection(metrics.OutcomeRejected)
+		s.log.Warn("ssh connection refused: a PROXY protocol header from an address not in "+s.opts.setting("Options.SSH.TrustedProxies"), "remote", c.RemoteAddr().String())
+		return
+	}
 	if s.traces.get(c.RemoteAddr()).failedLogin(err) {
 		outcome = metrics.OutcomeAuthFailed
 		s.metrics.AuthFailures.Inc()

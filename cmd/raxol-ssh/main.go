@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -104,12 +105,15 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fields := map[string]string{}
 	field := func(path, name string) string { fields[path] = "--" + name; return name }
 	fs.StringVar(&o.SSH.Addr, field("Options.SSH.Addr", "ssh-addr"), server.DefaultSSHAddr, "SSH listen address")
-	fs.StringVar(&o.MCP.Addr, field("Options.MCP.Addr", "http-addr"), server.DefaultHTTPAddr, "HTTP listen address (MCP, and /metrics, /healthz unless --metrics-addr is set)")
-	fs.StringVar(&o.MetricsAddr, field("Options.MetricsAddr", "metrics-addr"), "", "listen address of /metrics and /healthz on their own (e.g. 127.0.0.1:9100); when set they answer 404 on --http-addr, so the MCP port exposes no metrics (default: served on --http-addr)")
+	fs.StringVar(&o.MCP.Addr, field("Options.MCP.Addr", "http-addr"), server.DefaultHTTPAddr, "HTTP listen address (MCP, and /metrics, /healthz, /readyz unless --metrics-addr is set)")
+	fs.StringVar(&o.MetricsAddr, field("Options.MetricsAddr", "metrics-addr"), "", "listen address of /metrics, /healthz and /readyz on their own (e.g. 127.0.0.1:9100); when set they answer 404 on --http-addr, so the MCP port exposes no metrics (default: served on --http-addr)")
 	fs.StringVar(&o.DataDir, field("Options.DataDir", "data-dir"), "", "directory for the host key (default: the user config dir + /"+server.DefaultDataDirName+")")
 	fs.StringVar(&o.Env, field("Options.Env", "env"), server.DefaultEnv, "environment: dev or prod (prod requires --authorized-keys)")
 	fs.StringVar(&o.SSH.AuthorizedKeysFile, field("Options.SSH.AuthorizedKeysFile", "authorized-keys"), "", "authorized_keys file of the keys allowed to log in")
 	fs.BoolVar(&o.SSH.AllowAnonymousPublic, field("Options.SSH.AllowAnonymousPublic", "allow-anonymous-public"), false, "let a dev server without --authorized-keys listen on a non-loopback address")
+	fs.BoolVar(&o.SSH.ProxyProtocol, field("Options.SSH.ProxyProtocol", "ssh-proxy-protocol"), false, "behind a TCP load balancer: SSH connections from --ssh-trusted-proxies must open with a PROXY protocol header (v1 or v2), whose source address is the client's for limits, logs and the session; a header from any other address is refused")
+	fs.Var(&prefixFlag{&o.SSH.TrustedProxies}, field("Options.SSH.TrustedProxies", "ssh-trusted-proxies"), "comma-separated CIDR prefixes (or addresses) of the load balancers whose PROXY headers are believed; required with --ssh-proxy-protocol")
+	fs.Var(&prefixFlag{&o.MCP.TrustedProxies}, field("Options.MCP.TrustedProxies", "http-trusted-proxies"), "comma-separated CIDR prefixes (or addresses) of the reverse proxies whose X-Forwarded-For is believed: a request's client is the right-most address in it that is not one of them (default: none; the header is ignored)")
 	fs.StringVar(&o.MCP.PublicURL, field("Options.MCP.PublicURL", "public-url"), "", "base URL of the HTTP listener as clients reach it (default http://<http-addr>)")
 	fs.IntVar(&o.Limits.MaxConnections, field("Options.Limits.MaxConnections", "max-connections"), server.DefaultMaxConnections, "maximum concurrent SSH connections")
 	fs.IntVar(&o.Limits.MaxPerIP, field("Options.Limits.MaxPerIP", "max-per-ip"), server.DefaultMaxPerIP, "maximum concurrent SSH connections from one address")
@@ -244,6 +248,41 @@ func (l *listFlag) list() []string {
 		return nil
 	}
 	return l.vals
+}
+
+// prefixFlag is a comma-separated list of CIDR prefixes; an address alone
+// is the prefix of that address only.
+type prefixFlag struct{ p *[]netip.Prefix }
+
+func (f *prefixFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	s := make([]string, len(*f.p))
+	for i, p := range *f.p {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *prefixFlag) Set(s string) error {
+	var ps []netip.Prefix
+	for _, v := range authz.SplitList(s) {
+		if v == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(v); err == nil {
+			ps = append(ps, p)
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return fmt.Errorf("%q is neither a CIDR prefix nor an IP address", v)
+		}
+		ps = append(ps, netip.PrefixFrom(a, a.BitLen()))
+	}
+	*f.p = ps
+	return nil
 }
 
 // demoApp is the built-in demo, with its own policy.

@@ -169,3 +169,23 @@ func TestAnnounceDoesNotOverwriteAClaimByAnotherNode(t *testing.T) {
 		t.Fatalf("Claim without a revision = %v", err)
 	}
 }
+
+func TestANodeRestartedWithinTheTTLDropsWhatItsPreviousRunAnnounced(t *testing.T) {
+	s, bucket, nodes := cluster(t, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := ctxT(t)
+	if err := a.Announce(ctx, SessionEntry{ID: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Announce(ctx, SessionEntry{ID: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // crash, and a restart well within the TTL
+	join(t, s.ClientURL(), bucket, "a")
+	if _, _, err := b.Lookup(ctx, "old"); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("b.Lookup(old) after a's restart = %v, want ErrUnknownSession", err)
+	}
+	if _, _, err := b.Lookup(ctx, "kept"); err != nil {
+		t.Fatalf("b's own session after a's restart: %v", err)
+	}
+}

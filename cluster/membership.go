@@ -107,6 +107,7 @@ func (n *Node) setup(ctx context.Context, join bool) error {
 		return err
 	}
 	if join {
+		n.warnIfLive(ctx)
 		if err := n.deleteLeftovers(ctx); err != nil {
 			return err
 		}
@@ -187,6 +188,22 @@ func (n *Node) beat(ctx context.Context) error {
 	return nil
 }
 
+// warnIfLive logs a warning when this node's id already has a live entry:
+// a restart within the TTL, or (a misconfiguration) another process using
+// the same id, whose sessions this one is about to delete.
+func (n *Node) warnIfLive(ctx context.Context) {
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	e, err := n.nodes().Get(octx, nodeKey(n.ID()))
+	if err != nil {
+		return
+	}
+	var ni NodeInfo
+	_ = json.Unmarshal(e.Value(), &ni)
+	n.log.Warn("cluster: this node id already has a live entry: a restart within the TTL, or another node with the same id (ids must be unique)",
+		"last_heartbeat", e.Created(), "http", ni.HTTPURL, "ssh", ni.SSHAddr)
+}
+
 // deleteLeftovers deletes the session entries whose home is this node
 // from before Join: a previous run that crashed and restarted within the
 // TTL (so no peer saw it lost) left them, and this run does not have those
@@ -243,6 +260,9 @@ func (n *Node) retryForgets(ctx context.Context) {
 	n.mu.Lock()
 	ids := slices.Collect(maps.Keys(n.forgets))
 	n.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
 	for _, id := range ids {
 		if err := n.deleteSession(ctx, id, 0); err != nil {
 			n.log.Debug("cluster: retrying a forget failed", "session", id, "err", err)
@@ -465,11 +485,31 @@ func (n *Node) tick() {
 		return
 	}
 	n.sweepPending()
+	n.retryDirty(n.ctx)
+	n.retryForgets(n.ctx)
+}
+
+// retryDirty writes again the local sessions whose last write failed.
+func (n *Node) retryDirty(ctx context.Context) {
 	n.mu.Lock()
-	retry := len(n.forgets) > 0
+	var todo []SessionEntry
+	for id := range n.dirty {
+		if e, ok := n.local[id]; ok {
+			todo = append(todo, e)
+		} else {
+			delete(n.dirty, id)
+		}
+	}
 	n.mu.Unlock()
-	if retry {
-		n.retryForgets(n.ctx)
+	for _, e := range todo {
+		if err := n.writeSession(ctx, e); err != nil {
+			if errors.Is(err, ErrClaimLost) {
+				n.log.Warn("cluster: a session this node announced was claimed by another node; forgetting it here",
+					"session", e.ID, "err", err)
+				continue
+			}
+			n.log.Debug("cluster: retrying an announce failed", "session", e.ID, "err", err)
+		}
 	}
 }
 

@@ -105,6 +105,8 @@ type Node struct {
 	// local holds the sessions this node announced (or claimed), with
 	// the revision of their last write: re-announced after a reconnect.
 	local map[string]SessionEntry
+	// dirty holds local sessions whose last write failed; retried.
+	dirty map[string]struct{}
 	// forgets holds ids whose Forget could not reach NATS; retried.
 	forgets map[string]struct{}
 	// live holds the other live nodes, fed by the nodes watcher.
@@ -137,6 +139,7 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		connCh:   make(chan struct{}, 1),
 		reapCh:   make(chan struct{}, 1),
 		local:    map[string]SessionEntry{},
+		dirty:    map[string]struct{}{},
 		forgets:  map[string]struct{}{},
 		live:     map[string]NodeInfo{},
 		pending:  map[string]time.Time{},
@@ -189,6 +192,9 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		err := n.setup(ctx, true)
 		if err == nil {
 			break
+		}
+		if attempt == 1 && errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
+			n.log.Warn("cluster: the NATS server answers without JetStream (run it with -js); retrying", "err", err)
 		}
 		n.log.Debug("cluster: join attempt failed", "attempt", attempt, "err", err)
 		retry.Reset(joinRetry)

@@ -156,3 +156,22 @@ func freePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+func TestJoinAgainstNATSWithoutJetStreamSaysSo(t *testing.T) {
+	t.Parallel()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = Join(ctx, testOptions(t, s.ClientURL(), uniqueBucket(), "a"))
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "jetstream not enabled") {
+		t.Fatalf("Join without JetStream = %v, want ErrUnavailable saying JetStream is not enabled", err)
+	}
+}

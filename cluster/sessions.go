@@ -44,6 +44,7 @@ func (n *Node) Announce(ctx context.Context, e SessionEntry) error {
 		e.Revision = 0
 	}
 	n.local[e.ID] = e
+	n.dirty[e.ID] = struct{}{}
 	delete(n.forgets, e.ID)
 	n.mu.Unlock()
 
@@ -63,7 +64,9 @@ func (n *Node) Announce(ctx context.Context, e SessionEntry) error {
 // node's last write it is a compare-and-set, so that a claim by another
 // node is not overwritten: on a conflict the entry is read, and unless its
 // home is still this node (or it is gone) the result is ErrClaimLost and
-// e is forgotten locally. The local copy gets the new revision.
+// e is forgotten locally. On success the local copy gets the new revision
+// and is no longer dirty; on a failure it stays dirty, retried with the
+// next heartbeat.
 func (n *Node) writeSession(ctx context.Context, e SessionEntry) error {
 	kv := n.sessions()
 	key := sessKey(e.ID)
@@ -86,6 +89,7 @@ func (n *Node) writeSession(ctx context.Context, e SessionEntry) error {
 				if other, derr := decodeSession(cur); derr == nil && other.Node != n.opts.NodeID {
 					n.mu.Lock()
 					delete(n.local, e.ID)
+					delete(n.dirty, e.ID)
 					n.mu.Unlock()
 					return fmt.Errorf("%w: its home is now node %s", ErrClaimLost, other.Node)
 				}
@@ -103,6 +107,11 @@ func (n *Node) writeSession(ctx context.Context, e SessionEntry) error {
 	if cur, ok := n.local[e.ID]; ok {
 		cur.Revision = rev
 		n.local[e.ID] = cur
+		written := e
+		written.Revision = rev
+		if written == cur {
+			delete(n.dirty, e.ID) // what was written is what is remembered
+		}
 	}
 	n.mu.Unlock()
 	return nil
@@ -123,6 +132,7 @@ func (n *Node) Forget(ctx context.Context, id string) error {
 	}
 	prev, known := n.local[id]
 	delete(n.local, id)
+	delete(n.dirty, id)
 	n.mu.Unlock()
 	var rev uint64
 	if known {

@@ -1,0 +1,116 @@
+// Package cluster is the session directory and the node membership of a
+// multi-node raxol-ssh deployment, kept in NATS JetStream key-value
+// buckets.
+//
+// What flows in: this node's identity and addresses ([Options]: node id,
+// the HTTP URL and SSH address peers use to reach it, the cluster secret),
+// its load ([Node.SetLoad]), and its sessions' lives: [Node.Announce] when
+// a session starts or changes state (attached or detached, agents),
+// [Node.Forget] when it ends, [Node.Claim] when this node takes over an
+// orphaned one. Node-to-node HTTP requests flow in to be signed
+// ([Node.SignRequest]) or verified ([Node.VerifyRequest]).
+//
+// What flows out: where a session lives ([Node.Lookup]: its entry and its
+// live home node), the cluster's sessions ([Node.Sessions]), the live
+// nodes ([Node.Nodes], [Node.LeastLoaded]), the news that a peer is gone
+// with the sessions it leaves behind ([Node.OnNodeLost]), the proof that
+// a request came from a peer (the peer's id from VerifyRequest), and an
+// SSH key every node derives from the secret ([Node.PeerSigner],
+// [PeerPublicKey]). Callers branch on [ErrUnknownSession] (404),
+// [ErrUnavailable] (503: NATS cannot be reached now), [ErrClaimLost] and
+// [ErrForgedPeer]; errors name what was being done and wrap the cause.
+//
+// # Buckets
+//
+// Two buckets, named after Options.Bucket (default "raxol"), file storage,
+// one replica, history 1:
+//
+//   - <Bucket>_nodes: key node.<id> → JSON [NodeInfo]. The bucket's TTL is
+//     Options.TTL (default 10 s) with limit markers on, so an entry not
+//     rewritten for a TTL expires and every watcher sees it go. Each node
+//     rewrites its own entry every Options.Heartbeat (default 3 s).
+//   - <Bucket>_sessions: key sess.<id> → JSON [SessionEntry]. No TTL.
+//
+// Node and session ids must be valid key tokens: letters, digits and
+// - _ = / . (not first or last, never two dots in a row); others are
+// refused with an error naming the id.
+//
+// # Expiry
+//
+// A session entry lives as long as its home node's heartbeat: entries are
+// not refreshed one by one (a thousand sessions are no thousand writes per
+// heartbeat). Lookup and Sessions treat an entry whose home is not in the
+// live-node view as unknown. The view is an in-memory cache fed by a
+// watcher on the nodes bucket. When a peer's entry expires (a node killed
+// without a word) or is deleted (a drained node), every surviving node
+// calls its OnNodeLost callbacks with that node's entries (with their
+// revisions, ready for Claim); a node without callbacks deletes those
+// entries itself, each a compare-and-set on its revision, so the surviving
+// nodes' races are harmless. With the defaults, a killed node is gone from
+// Lookup about 10 s after its last heartbeat, and its entries from the
+// bucket a moment later.
+//
+// Claim is a compare-and-set on the revision read: of several nodes
+// claiming one orphan exactly one wins, the others get ErrClaimLost.
+// Announce is one too once the node has written the entry, so it never
+// overwrites another node's claim (it returns ErrClaimLost instead).
+//
+// # Reconnects
+//
+// The connection retries forever, and has no reconnect buffer: an
+// operation during an outage fails at once (ErrUnavailable) rather than
+// being replayed later. Lookup checks the connection first, so it answers
+// ErrUnavailable at once while NATS is down. Announce and Forget made
+// during an outage are remembered and carried out when NATS is back; a
+// failed write is retried with the next heartbeat.
+//
+// After every reconnect the node makes NATS right again, since NATS may
+// have lost its data (or the peers may have deleted this node's entries,
+// believing it dead): it creates the buckets if they are gone, rewrites its
+// node entry, re-announces every session it remembers (one claimed by
+// another node meanwhile is dropped here), and replaces its nodes watcher
+// with a fresh one. Being cut off is no reason to declare a peer dead: no
+// peer is lost while disconnected, and a peer in the view but missing from
+// the fresh watcher's snapshot is given one more TTL to write its entry
+// again before it is declared lost. The same resync runs when a heartbeat
+// fails, or when this node's own entry vanishes while it runs.
+//
+// # Join, Close and Drain
+//
+// [Join] blocks until the node is ready (buckets open, node entry
+// written, view loaded) or its ctx ends. NATS may be down at boot: Join
+// keeps trying until the ctx ends, and then returns an error matching
+// ErrUnavailable and the ctx's error, having closed what it opened. The
+// ctx decides whether a server waits for NATS or fails its boot. On Join, a
+// node deletes the session entries a previous run with the same id left
+// behind (a crash and a restart within the TTL, unseen by its peers); so
+// node ids must be unique, or two nodes delete each other's sessions (Join
+// logs a warning when its id already has a live entry).
+//
+// [Node.Close] is what a crash looks like to the peers: it stops the
+// heartbeat and closes the connection, removing nothing; the node and its
+// sessions expire after the TTL. [Node.Drain] is a clean leave: it marks
+// the node draining (LeastLoaded skips it), stops the heartbeat and the
+// view (which then stays as it was), deletes the node's session entries
+// and then its node entry, so the peers see it gone at once. Call Close
+// after Drain to close the connection.
+//
+// # Goroutines
+//
+// Join starts two, owned by the [Node]: run (heartbeat, nodes watcher,
+// resync) and reap (the orphans of lost nodes, OnNodeLost callbacks, one
+// at a time). Close and Drain cancel and join both. The NATS client's own
+// goroutines end when Close closes the connection.
+//
+// # Peer trust
+//
+// Node-to-node HTTP requests carry three headers (see [IsPeerHeader]): the
+// peer's node id, Unix seconds, and an HMAC-SHA256 with a key derived
+// (HKDF-SHA256) from the cluster secret over the id, time, method, host and
+// request URI. VerifyRequest accepts a timestamp within ±[MaxPeerSkew] and
+// compares in constant time. The body is not covered, and a request can be
+// replayed within the skew; a proxy between nodes must not rewrite the
+// Host or the URI, and one in front of clients must strip these headers.
+// The peer SSH key is an Ed25519 key whose seed is derived from the secret
+// with another HKDF info string, the same on every node.
+package cluster

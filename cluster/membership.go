@@ -1,0 +1,663 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Nodes returns the live nodes, sorted by id, this node included. Peers
+// come from an in-memory view fed by a watcher on the nodes bucket; this
+// node's own entry shows its current load and draining mark. After Close
+// it is the last view the node had.
+func (n *Node) Nodes() []NodeInfo {
+	n.mu.Lock()
+	out := slices.Collect(maps.Values(n.live))
+	out = append(out, n.selfLocked())
+	n.mu.Unlock()
+	slices.SortFunc(out, func(a, b NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// LeastLoaded returns the live node that is not draining with the fewest
+// sessions (ties: fewest agents, then the smallest id), or the zero
+// NodeInfo when every live node is draining.
+func (n *Node) LeastLoaded() NodeInfo {
+	var best NodeInfo
+	for _, ni := range n.Nodes() {
+		if ni.Draining {
+			continue
+		}
+		if best.ID == "" || cmp.Or(cmp.Compare(ni.Sessions, best.Sessions),
+			cmp.Compare(ni.Agents, best.Agents), strings.Compare(ni.ID, best.ID)) < 0 {
+			best = ni
+		}
+	}
+	return best
+}
+
+// SetLoad records this node's load; peers see it with the next heartbeat.
+func (n *Node) SetLoad(sessions, agents int) {
+	n.mu.Lock()
+	n.load.sessions, n.load.agents = sessions, agents
+	n.mu.Unlock()
+}
+
+// OnNodeLost registers f, called when a peer's node entry expires or is
+// deleted, with the session entries whose home was that node (with their
+// revisions, ready for Claim). Every surviving node calls its callbacks.
+// While no callback is registered, the node deletes those entries itself
+// (compare-and-set on their revision, so a race with another node is
+// harmless).
+//
+// f runs on the node's reaper goroutine, one call at a time; it may call
+// Lookup, Sessions, Claim and Announce, but not Close or Drain.
+func (n *Node) OnNodeLost(f func(node string, orphans []SessionEntry)) {
+	if f == nil {
+		panic("cluster: OnNodeLost(nil)")
+	}
+	n.mu.Lock()
+	n.callbacks = append(n.callbacks, f)
+	n.mu.Unlock()
+}
+
+// selfLocked is this node's entry as it is now. Call with n.mu held.
+func (n *Node) selfLocked() NodeInfo {
+	return NodeInfo{
+		ID:       n.opts.NodeID,
+		HTTPURL:  n.opts.HTTPURL,
+		SSHAddr:  n.opts.SSHAddr,
+		Sessions: n.load.sessions,
+		Agents:   n.load.agents,
+		Draining: n.draining,
+		Seen:     n.lastBeat,
+	}
+}
+
+// liveNode returns the live node id: this node unless closed, or a peer
+// from the view.
+func (n *Node) liveNode(id string) (NodeInfo, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if id == n.opts.NodeID {
+		return n.selfLocked(), !n.closed
+	}
+	ni, ok := n.live[id]
+	return ni, ok
+}
+
+// setup makes the node's state in NATS what it should be: both buckets
+// exist, this node's entry is written, (after a reconnect) every local
+// session is re-announced and failed forgets retried, and a fresh nodes
+// watcher has loaded the view. join says it runs from Join: then entries
+// a previous run of this node left behind are deleted instead.
+func (n *Node) setup(ctx context.Context, join bool) error {
+	if !n.nc.IsConnected() {
+		return errNotConnected
+	}
+	if err := n.ensureBuckets(ctx); err != nil {
+		return err
+	}
+	if join {
+		n.warnIfLive(ctx)
+		if err := n.deleteLeftovers(ctx); err != nil {
+			return err
+		}
+	}
+	if err := n.beat(ctx); err != nil {
+		return fmt.Errorf("write node entry: %w", err)
+	}
+	if !join {
+		if err := n.reannounce(ctx); err != nil {
+			return err
+		}
+		n.retryForgets(ctx)
+	}
+	if n.watcher != nil {
+		stopWatcher(n.watcher)
+		n.watcher = nil
+	}
+	w, err := n.watchNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("watch nodes: %w", err)
+	}
+	n.watcher = w
+	return nil
+}
+
+// ensureBuckets creates or opens both buckets (again: NATS may have lost
+// them) and keeps their handles.
+func (n *Node) ensureBuckets(ctx context.Context) error {
+	cfgs := []jetstream.KeyValueConfig{{
+		Bucket:         n.opts.Bucket + "_nodes",
+		Description:    "raxol-ssh cluster: live nodes (node.<id>), expiring after the node TTL",
+		History:        1,
+		TTL:            n.opts.TTL,
+		LimitMarkerTTL: limitMarkerTTL,
+		Storage:        jetstream.FileStorage,
+		Replicas:       replicas,
+	}, {
+		Bucket:      n.opts.Bucket + "_sessions",
+		Description: "raxol-ssh cluster: session directory (sess.<id>)",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    replicas,
+	}}
+	var kvs [2]jetstream.KeyValue
+	for i, cfg := range cfgs {
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		kv, err := n.js.CreateOrUpdateKeyValue(octx, cfg)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("create or open bucket %s: %w", cfg.Bucket, err)
+		}
+		kvs[i] = kv
+	}
+	n.mu.Lock()
+	n.nodesKV, n.sessKV = kvs[0], kvs[1]
+	n.mu.Unlock()
+	return nil
+}
+
+// beat writes this node's entry.
+func (n *Node) beat(ctx context.Context) error {
+	n.mu.Lock()
+	self := n.selfLocked()
+	n.mu.Unlock()
+	self.Seen = time.Now()
+	data, err := json.Marshal(self)
+	if err != nil {
+		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	if _, err := n.nodes().Put(octx, nodeKey(self.ID), data); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.lastBeat = self.Seen
+	n.mu.Unlock()
+	return nil
+}
+
+// warnIfLive logs a warning when this node's id already has a live entry:
+// a restart within the TTL, or (a misconfiguration) another process using
+// the same id, whose sessions this one is about to delete.
+func (n *Node) warnIfLive(ctx context.Context) {
+	octx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	e, err := n.nodes().Get(octx, nodeKey(n.ID()))
+	if err != nil {
+		return
+	}
+	var ni NodeInfo
+	_ = json.Unmarshal(e.Value(), &ni)
+	n.log.Warn("cluster: this node id already has a live entry: a restart within the TTL, or another node with the same id (ids must be unique)",
+		"last_heartbeat", e.Created(), "http", ni.HTTPURL, "ssh", ni.SSHAddr)
+}
+
+// deleteLeftovers deletes the session entries whose home is this node
+// from before Join: a previous run that crashed and restarted within the
+// TTL (so no peer saw it lost) left them, and this run does not have those
+// sessions.
+func (n *Node) deleteLeftovers(ctx context.Context) error {
+	all, err := n.scanSessions(ctx)
+	if err != nil {
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	deleted := 0
+	for _, e := range all {
+		if e.Node != n.ID() {
+			continue
+		}
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		err := n.sessions().Delete(octx, sessKey(e.ID), jetstream.LastRevision(e.Revision))
+		cancel()
+		if err != nil && !isRevisionMismatch(err) {
+			return fmt.Errorf("delete leftover session %s: %w", e.ID, err)
+		}
+		deleted++
+	}
+	if deleted > 0 {
+		n.log.Info("cluster: deleted session entries left by a previous run of this node", "count", deleted)
+	}
+	return nil
+}
+
+// reannounce writes every local session again (after a reconnect NATS may
+// have lost them, or a peer may have deleted them believing this node
+// dead). A session that a peer claimed in the meantime is forgotten here.
+func (n *Node) reannounce(ctx context.Context) error {
+	n.mu.Lock()
+	local := slices.Collect(maps.Values(n.local))
+	n.mu.Unlock()
+	for _, e := range local {
+		if err := n.writeSession(ctx, e); err != nil {
+			if errors.Is(err, ErrClaimLost) {
+				n.log.Warn("cluster: a session this node announced was claimed by another node; forgetting it here",
+					"session", e.ID, "err", err)
+				continue
+			}
+			return fmt.Errorf("re-announce session %s: %w", e.ID, err)
+		}
+	}
+	if len(local) > 0 {
+		n.log.Info("cluster: re-announced sessions", "count", len(local))
+	}
+	return nil
+}
+
+// retryForgets deletes the entries whose Forget failed earlier.
+func (n *Node) retryForgets(ctx context.Context) {
+	n.mu.Lock()
+	ids := slices.Collect(maps.Keys(n.forgets))
+	n.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	for _, id := range ids {
+		if err := n.deleteSession(ctx, id, 0); err != nil {
+			n.log.Debug("cluster: retrying a forget failed", "session", id, "err", err)
+			continue
+		}
+		n.mu.Lock()
+		delete(n.forgets, id)
+		n.mu.Unlock()
+	}
+}
+
+// watchNodes starts a watcher on the nodes bucket and applies its initial
+// snapshot to the view. Nodes in the view but absent from the snapshot
+// (NATS lost its data, or they expired while this node could not see it)
+// become pending: lost unless they write again within a TTL.
+func (n *Node) watchNodes(ctx context.Context) (jetstream.KeyWatcher, error) {
+	// The watcher lives as long as the node: its ctx is n.ctx, not ctx.
+	w, err := n.nodes().WatchAll(n.ctx)
+	if err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(scanTimeout)
+	defer timer.Stop()
+	seen := map[string]bool{}
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("watcher closed during its initial snapshot")
+			}
+			if e == nil {
+				n.reconcile(seen)
+				return w, nil
+			}
+			n.apply(e, seen)
+		case <-timer.C:
+			stopWatcher(w)
+			return nil, errors.New("initial snapshot not read in time")
+		case <-ctx.Done():
+			stopWatcher(w)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// apply updates the view with one entry of the nodes bucket. seen, if not
+// nil, collects the ids of an initial snapshot.
+func (n *Node) apply(e jetstream.KeyValueEntry, seen map[string]bool) {
+	id, ok := strings.CutPrefix(e.Key(), "node.")
+	if !ok {
+		return
+	}
+	if seen != nil {
+		seen[id] = true
+	}
+	self := id == n.opts.NodeID
+	switch e.Operation() {
+	case jetstream.KeyValuePut:
+		if self {
+			return
+		}
+		var ni NodeInfo
+		if err := json.Unmarshal(e.Value(), &ni); err != nil {
+			n.log.Warn("cluster: ignoring a node entry that is not JSON", "key", e.Key(), "err", err)
+			return
+		}
+		ni.ID = id
+		ni.Seen = e.Created()
+		n.mu.Lock()
+		_, known := n.live[id]
+		n.live[id] = ni
+		delete(n.pending, id)
+		n.mu.Unlock()
+		if !known {
+			n.log.Info("cluster: node joined", "peer", id, "http", ni.HTTPURL, "ssh", ni.SSHAddr)
+		}
+	case jetstream.KeyValueDelete, jetstream.KeyValuePurge:
+		how := "deleted"
+		if e.Operation() == jetstream.KeyValuePurge {
+			how = "expired"
+		}
+		if self {
+			n.mu.Lock()
+			draining := n.draining
+			n.mu.Unlock()
+			if !draining {
+				n.log.Warn("cluster: this node's own entry vanished; rewriting it and re-announcing", "how", how)
+				n.needResync = true
+			}
+			return
+		}
+		n.mu.Lock()
+		_, known := n.live[id]
+		delete(n.live, id)
+		delete(n.pending, id)
+		n.mu.Unlock()
+		if known {
+			if how == "expired" {
+				n.log.Warn("cluster: node lost", "peer", id, "how", how)
+			} else {
+				n.log.Info("cluster: node left", "peer", id, "how", how)
+			}
+			n.queueLost(id)
+		}
+	}
+}
+
+// reconcile marks pending the peers in the view that a fresh snapshot did
+// not show.
+func (n *Node) reconcile(seen map[string]bool) {
+	deadline := time.Now().Add(n.opts.TTL)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for id := range n.live {
+		if !seen[id] {
+			n.pending[id] = deadline
+		}
+	}
+	if len(n.pending) > 0 {
+		n.log.Info("cluster: peers missing from NATS after a resync; waiting one TTL for their heartbeat",
+			"peers", slices.Sorted(maps.Keys(n.pending)))
+	}
+}
+
+// sweepPending declares lost the pending peers whose deadline passed.
+func (n *Node) sweepPending() {
+	now := time.Now()
+	var lost []string
+	n.mu.Lock()
+	for id, dl := range n.pending {
+		if now.After(dl) {
+			delete(n.pending, id)
+			if _, ok := n.live[id]; ok {
+				delete(n.live, id)
+				lost = append(lost, id)
+			}
+		}
+	}
+	n.mu.Unlock()
+	for _, id := range lost {
+		n.log.Warn("cluster: node lost", "peer", id, "how", "no heartbeat since a resync")
+		n.queueLost(id)
+	}
+}
+
+func (n *Node) queueLost(id string) {
+	n.mu.Lock()
+	n.lost = append(n.lost, id)
+	n.mu.Unlock()
+	select {
+	case n.reapCh <- struct{}{}:
+	default:
+	}
+}
+
+// run owns the heartbeat and the nodes watcher. It resyncs after a
+// (re)connect and when a heartbeat failed, and ends with n.ctx.
+func (n *Node) run() {
+	defer n.wg.Done()
+	defer func() {
+		if n.watcher != nil {
+			stopWatcher(n.watcher)
+			n.watcher = nil
+		}
+	}()
+	t := time.NewTicker(n.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		var updates <-chan jetstream.KeyValueEntry
+		if n.watcher != nil {
+			updates = n.watcher.Updates()
+		}
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+			n.tick()
+		case <-n.resyncCh:
+			n.needResync = true
+			n.tick()
+		case e, ok := <-updates:
+			if !ok {
+				// The subscription ended under us; a resync makes a new one.
+				n.watcher = nil
+				n.needResync = true
+				continue
+			}
+			if e != nil {
+				n.apply(e, nil)
+			}
+		}
+	}
+}
+
+// tick is one heartbeat: a resync if one is due, else a write of the node
+// entry; then the pending peers' deadlines. Nothing happens while
+// disconnected: no write can succeed, and no peer is declared lost because
+// this node cannot see it.
+func (n *Node) tick() {
+	if !n.nc.IsConnected() {
+		return
+	}
+	if n.needResync {
+		start := time.Now()
+		if err := n.setup(n.ctx, false); err != nil {
+			if n.ctx.Err() == nil {
+				n.log.Warn("cluster: resync failed; retrying with the next heartbeat", "err", err)
+			}
+			return
+		}
+		n.needResync = false
+		n.log.Info("cluster: resynced with NATS", "took", time.Since(start).Round(time.Millisecond))
+		return
+	}
+	if err := n.beat(n.ctx); err != nil {
+		if n.ctx.Err() == nil {
+			n.log.Warn("cluster: heartbeat failed; resyncing with the next one", "err", err)
+			n.needResync = true
+		}
+		return
+	}
+	n.sweepPending()
+	n.retryDirty(n.ctx)
+	n.retryForgets(n.ctx)
+}
+
+// retryDirty writes again the local sessions whose last write failed.
+func (n *Node) retryDirty(ctx context.Context) {
+	n.mu.Lock()
+	var todo []SessionEntry
+	for id := range n.dirty {
+		if e, ok := n.local[id]; ok {
+			todo = append(todo, e)
+		} else {
+			delete(n.dirty, id)
+		}
+	}
+	n.mu.Unlock()
+	for _, e := range todo {
+		if err := n.writeSession(ctx, e); err != nil {
+			if errors.Is(err, ErrClaimLost) {
+				n.log.Warn("cluster: a session this node announced was claimed by another node; forgetting it here",
+					"session", e.ID, "err", err)
+				continue
+			}
+			n.log.Debug("cluster: retrying an announce failed", "session", e.ID, "err", err)
+		}
+	}
+}
+
+// reap owns the handling of lost nodes: their orphans go to the OnNodeLost
+// callbacks, or are deleted. It ends with n.ctx.
+func (n *Node) reap() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-n.reapCh:
+		}
+		for {
+			n.mu.Lock()
+			if len(n.lost) == 0 {
+				n.mu.Unlock()
+				break
+			}
+			id := n.lost[0]
+			n.lost = n.lost[1:]
+			n.mu.Unlock()
+			if err := n.reapNode(id); err != nil {
+				if n.ctx.Err() != nil {
+					return
+				}
+				n.log.Warn("cluster: handling a lost node's sessions failed; retrying", "peer", id, "err", err)
+				select {
+				case <-n.ctx.Done():
+					return
+				case <-time.After(n.opts.Heartbeat):
+				}
+				n.queueLost(id)
+				break
+			}
+		}
+	}
+}
+
+// reapNode hands the lost node's orphans to the callbacks, or deletes them.
+func (n *Node) reapNode(id string) error {
+	if _, live := n.liveNode(id); live {
+		return nil // back already
+	}
+	if !n.nc.IsConnected() {
+		return errNotConnected
+	}
+	all, err := n.scanSessions(n.ctx)
+	if err != nil {
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	var orphans []SessionEntry
+	for _, e := range all {
+		if e.Node == id {
+			orphans = append(orphans, e)
+		}
+	}
+	n.mu.Lock()
+	cbs := slices.Clone(n.callbacks)
+	n.mu.Unlock()
+	if len(cbs) > 0 {
+		for _, f := range cbs {
+			f(id, slices.Clone(orphans))
+		}
+		return nil
+	}
+	deleted := 0
+	for _, e := range orphans {
+		octx, cancel := context.WithTimeout(n.ctx, opTimeout)
+		err := n.sessions().Delete(octx, sessKey(e.ID), jetstream.LastRevision(e.Revision))
+		cancel()
+		switch {
+		case err == nil:
+			deleted++
+		case isRevisionMismatch(err):
+			// Another node deleted or claimed it first.
+		default:
+			return fmt.Errorf("delete orphan %s: %w", e.ID, err)
+		}
+	}
+	if len(orphans) > 0 {
+		n.log.Info("cluster: deleted a lost node's session entries", "peer", id, "orphans", len(orphans), "deleted", deleted)
+	}
+	return nil
+}
+
+// scanSessions reads every session entry in the bucket (live home or not).
+func (n *Node) scanSessions(ctx context.Context) ([]SessionEntry, error) {
+	sctx, cancel := context.WithTimeout(ctx, scanTimeout)
+	defer cancel()
+	w, err := n.sessions().WatchAll(sctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer stopWatcher(w)
+	out := []SessionEntry{}
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				if err := sctx.Err(); err != nil {
+					return nil, err
+				}
+				return nil, errors.New("watcher closed before the end of its snapshot")
+			}
+			if e == nil {
+				return out, nil
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				continue
+			}
+			se, err := decodeSession(e)
+			if err != nil {
+				n.log.Warn("cluster: ignoring a session entry that is not JSON", "key", e.Key(), "err", err)
+				continue
+			}
+			out = append(out, se)
+		case <-sctx.Done():
+			return nil, sctx.Err()
+		}
+	}
+}
+
+// decodeSession decodes a sess.<id> entry; the id comes from the key.
+func decodeSession(e jetstream.KeyValueEntry) (SessionEntry, error) {
+	var se SessionEntry
+	if err := json.Unmarshal(e.Value(), &se); err != nil {
+		return se, err
+	}
+	se.ID = strings.TrimPrefix(e.Key(), "sess.")
+	se.Revision = e.Revision()
+	return se, nil
+}
+
+// stopWatcher stops w and drains it until its channel closes: the NATS
+// delivery goroutine blocks on a full channel, and would never end.
+func stopWatcher(w jetstream.KeyWatcher) {
+	_ = w.Stop()
+	t := time.NewTimer(drainWait)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+		case <-t.C:
+			return
+		}
+	}
+}

@@ -105,7 +105,9 @@ func (t trustedProxies) clientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	client := peer
-	if t.contains(peer) {
+	// A node of the cluster that passed the request on (its proof of the
+	// secret verified) wrote the right-most entry itself.
+	if t.contains(peer) || fromPeer(r) {
 		client = t.forwardedFor(peer, r.Header.Values("X-Forwarded-For"))
 	}
 	return client.String()

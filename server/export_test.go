@@ -4,3 +4,21 @@ package server
 // (a connection's slot is released when the server sees it close, a
 // moment after its session ended).
 func (s *Server) SSHConnections() int { return s.admit.open() }
+
+// KillCluster is what a crash looks like to the cluster's other nodes:
+// the node stops its heartbeat and closes its NATS connection, removing
+// nothing, and its HTTP and SSH listeners close. The rest of the server
+// is left for the test's cleanup.
+func (s *Server) KillCluster() {
+	s.cluster.close()
+	s.mu.Lock()
+	httpLn, sshLn := s.httpLn, s.sshLn
+	s.mu.Unlock()
+	_ = s.http.Close()
+	if httpLn != nil {
+		_ = httpLn.Close()
+	}
+	if sshLn != nil {
+		_ = sshLn.Close()
+	}
+}

@@ -118,6 +118,7 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	}
 	ls := &liveSession{se: se, sshOwned: true}
 	l.sessions[se.ID] = ls
+	l.s.cluster.changed()
 	return ls, true
 }
 
@@ -135,6 +136,7 @@ func (l *lifecycle) get(id string) (*liveSession, bool) {
 	}
 	ls := &liveSession{se: se}
 	l.sessions[id] = ls
+	l.s.cluster.changed()
 	return ls, true
 }
 
@@ -215,6 +217,7 @@ func (l *lifecycle) ready(ls *liveSession, t *terminal, p *tea.Program) {
 
 // installLocked makes t the terminal the session's sinks deliver to.
 func (l *lifecycle) installLocked(ls *liveSession, t *terminal) {
+	l.s.cluster.changed()
 	ls.se.SetKeySink(t.keySink)
 	ls.se.SetApprovalSink(t.approvalSink)
 	ls.se.SetJoinSink(t.joinSink)
@@ -228,6 +231,7 @@ func (l *lifecycle) installLocked(ls *liveSession, t *terminal) {
 // leave removes t, whose program has ended; quit reports whether its
 // human quit (ctrl+c) rather than dropped. See the lifecycle rules above.
 func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
+	defer l.s.cluster.changed()
 	l.mu.Lock()
 	ls.terms = slices.DeleteFunc(ls.terms, func(o *terminal) bool { return o == t })
 	if ls.ended {
@@ -465,6 +469,7 @@ func (l *lifecycle) finish(ls *liveSession, others []*terminal, reason string) {
 // sessionEnded runs when any session ends (the manager's OnEnd): terminals
 // still attached to it are told and leave.
 func (l *lifecycle) sessionEnded(se *session.Session) {
+	defer l.s.cluster.changed()
 	l.mu.Lock()
 	ls, ok := l.sessions[se.ID]
 	if !ok || ls.ended || ls.se != se {

@@ -94,6 +94,9 @@ type Options struct {
 	Headless HeadlessOptions
 	// Limits bound what clients can take.
 	Limits Limits
+	// Cluster makes the server a node of a cluster on NATS; the zero
+	// value is a single node.
+	Cluster ClusterOptions
 	// MetricsAddr, when set, is the listen address of /metrics, /healthz
 	// and /readyz on their own; then the MCP listener answers 404 for them,
 	// so that a port facing the internet exposes no metrics. Empty: they

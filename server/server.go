@@ -82,6 +82,9 @@ type Server struct {
 	admit       *admission
 	sshProxy    *sshProxyProtocol // nil without Options.SSH.ProxyProtocol
 	httpProxies trustedProxies    // whose X-Forwarded-For is believed
+	// cluster is the node's membership (Options.Cluster), nil for a
+	// single node; set by StartOn before anything is served.
+	cluster     *clusterNode
 	bridge      *mcpbridge.Bridge
 	policy      authz.Policy
 	headless    *headless     // /mcp, headless sessions and join codes
@@ -219,10 +222,22 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcpMux = http.NewServeMux()
-	s.mcpMux.Handle("/sessions/", s.bridge)
+	s.mcpMux.Handle("/sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cluster != nil {
+			s.cluster.sessionsHandler(s.bridge).ServeHTTP(w, r)
+			return
+		}
+		s.bridge.ServeHTTP(w, r)
+	}))
 	s.mcpMux.Handle("/mcp", s.headless)
 	mux := http.NewServeMux()
-	mux.Handle("/", s.mcpMux)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cluster != nil {
+			s.cluster.peerCheck(s.mcpMux).ServeHTTP(w, r)
+			return
+		}
+		s.mcpMux.ServeHTTP(w, r)
+	}))
 	ops := mux
 	if opts.MetricsAddr != "" {
 		ops = http.NewServeMux()
@@ -342,6 +357,17 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	}
 	if s.started {
 		return ErrStarted
+	}
+	if s.opts.Cluster.enabled() {
+		if err := s.joinCluster(sshLn, httpLn); err != nil {
+			return err
+		}
+		defer func() {
+			if !s.started { // failed below: leave as if never joined
+				s.cluster.close()
+				s.cluster = nil
+			}
+		}()
 	}
 	var metricsLn net.Listener
 	if s.metricsHTTP != nil {
@@ -583,6 +609,7 @@ func (s *Server) logPosture() {
 		"mcp_policy", s.policy.Describe,
 		"headless_mcp", s.headless.posture(),
 		"public_url", s.describePublicURL(),
+		"cluster", s.cluster.describe(),
 		"host_key", s.hostKey.Path,
 		"host_key_fingerprint", s.hostKey.Fingerprint(),
 	)
@@ -625,6 +652,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		})
 	}
 	var errs []error
+	// Out of the directory first: peers stop passing requests here.
+	if err := s.cluster.drain(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	// Detached sessions end with the rest; waiting joins give up.
 	s.life.close()
 	// MCP clients first: a hanging SSE stream would hold the HTTP drain.
@@ -649,6 +680,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	tell.Wait()
 	s.wg.Wait()
+	s.cluster.close()
 	s.sessions.Close()
 	s.log.Info("raxol-ssh stopped")
 	return errors.Join(errs...)

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/cluster"
+)
+
+// DefaultClusterJoinTimeout bounds how long a clustered server's start
+// waits for NATS before it fails.
+const DefaultClusterJoinTimeout = 15 * time.Second
+
+// ClusterOptions make the server one node of a cluster: its sessions are
+// in a directory on NATS JetStream KV, and HTTP for a session another
+// node holds is passed to that node. The zero value (no NATSURL) is a
+// single node, which uses no NATS at all.
+type ClusterOptions struct {
+	// Options are the node's: NATS URL and credentials, node id, where
+	// peers reach it, the cluster secret. Empty HTTPURL and SSHAddr are
+	// taken from the server's own listeners when they listen on a
+	// specific address (not 0.0.0.0 or ::).
+	cluster.Options
+	// SecretFile holds the cluster secret (cluster.ReadSecret), read when
+	// Options.Secret is empty.
+	SecretFile string
+	// JoinTimeout bounds the wait for NATS at start; zero means
+	// DefaultClusterJoinTimeout.
+	JoinTimeout time.Duration
+}
+
+// enabled reports whether the options ask for a cluster.
+func (o ClusterOptions) enabled() bool { return o.NATSURL != "" }
+
+// clusterNode is the server's membership in a cluster: the one owner of
+// what the directory says about this node's sessions.
+type clusterNode struct {
+	s    *Server
+	node *cluster.Node
+
+	poke   chan struct{} // a session changed: sync now
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	// announced is what the directory was last told, by session id;
+	// owned by the sync goroutine.
+	announced map[string]cluster.SessionEntry
+	drainOnce sync.Once
+}
+
+// joinCluster joins the cluster of the options, with the listeners'
+// addresses for the node's own where the options leave them empty, and
+// starts keeping the directory up to date.
+func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
+	o := s.opts.Cluster
+	co := o.Options
+	if co.HTTPURL == "" && httpLn != nil {
+		if a, ok := specificAddr(httpLn.Addr()); ok {
+			co.HTTPURL = "http://" + a
+		}
+	}
+	if co.SSHAddr == "" && sshLn != nil {
+		if a, ok := specificAddr(sshLn.Addr()); ok {
+			co.SSHAddr = a
+		}
+	}
+	if len(co.Secret) == 0 && o.SecretFile != "" {
+		secret, err := cluster.ReadSecret(o.SecretFile)
+		if err != nil {
+			return s.opts.optionError("Options.Cluster.SecretFile", err)
+		}
+		co.Secret = secret
+	}
+	if co.Logger == nil {
+		co.Logger = s.log
+	}
+	timeout := o.JoinTimeout
+	if timeout <= 0 {
+		timeout = DefaultClusterJoinTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	node, err := cluster.Join(ctx, co)
+	if err != nil {
+		return fmt.Errorf("server: join the cluster at %s: %w", co.NATSURL, err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	c := &clusterNode{
+		s:         s,
+		node:      node,
+		poke:      make(chan struct{}, 1),
+		cancel:    stop,
+		done:      make(chan struct{}),
+		announced: make(map[string]cluster.SessionEntry),
+	}
+	s.cluster = c
+	go c.run(runCtx)
+	return nil
+}
+
+// specificAddr returns a's host:port when its host is one peers can dial.
+func specificAddr(a net.Addr) (string, bool) {
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return "", false
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		return "", false
+	}
+	return a.String(), true
+}
+
+// clusterSyncEvery is how often the directory is brought up to date
+// without a poke (agents counted, sessions ended elsewhere).
+const clusterSyncEvery = time.Second
+
+// changed asks the sync goroutine to bring the directory up to date now.
+func (c *clusterNode) changed() {
+	if c == nil {
+		return
+	}
+	select {
+	case c.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (c *clusterNode) run(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTicker(clusterSyncEvery)
+	defer t.Stop()
+	for {
+		c.sync(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-c.poke:
+		}
+	}
+}
+
+// sync tells the directory what changed since the last sync: sessions
+// started or changed are announced, ended ones forgotten. A failed write
+// is tried again at the next sync (the entry is not marked as told).
+func (c *clusterNode) sync(ctx context.Context) {
+	now := c.s.directoryEntries()
+	agents := 0
+	for id, e := range now {
+		agents += e.Agents
+		old, told := c.announced[id]
+		if told && sameEntry(old, e) {
+			continue
+		}
+		if err := c.node.Announce(ctx, e); err != nil {
+			if errors.Is(err, cluster.ErrClaimLost) {
+				c.s.log.Warn("cluster: another node claimed a session this node holds", "session", id)
+			} else if ctx.Err() == nil {
+				c.s.log.Debug("cluster: announce failed; retried", "session", id, "err", err)
+			}
+			continue
+		}
+		c.announced[id] = e
+	}
+	for id := range c.announced {
+		if _, live := now[id]; live {
+			continue
+		}
+		if err := c.node.Forget(ctx, id); err != nil && ctx.Err() == nil {
+			c.s.log.Debug("cluster: forget failed; retried", "session", id, "err", err)
+			continue
+		}
+		delete(c.announced, id)
+	}
+	c.node.SetLoad(len(now), agents)
+}
+
+func sameEntry(a, b cluster.SessionEntry) bool {
+	return a.Owner == b.Owner && a.Detached == b.Detached && a.Headless == b.Headless && a.Agents == b.Agents
+}
+
+// directoryEntries is what the directory should say about this node's
+// sessions now.
+func (s *Server) directoryEntries() map[string]cluster.SessionEntry {
+	list := s.sessions.List()
+	out := make(map[string]cluster.SessionEntry, len(list))
+	s.life.mu.Lock()
+	for _, se := range list {
+		e := cluster.SessionEntry{ID: se.ID, Owner: se.Owner.KeyFingerprint, Headless: true}
+		if ls, ok := s.life.sessions[se.ID]; ok && ls.sshOwned {
+			e.Headless = false
+			e.Detached = ls.primary == nil && !ls.detachedAt.IsZero()
+		}
+		out[se.ID] = e
+	}
+	s.life.mu.Unlock()
+	for id, e := range out {
+		e.Agents = s.bridge.Clients(id)
+		out[id] = e
+	}
+	return out
+}
+
+// drain takes this node's sessions out of the directory and leaves the
+// cluster: peers stop sending it requests at once.
+func (c *clusterNode) drain(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	var err error
+	c.drainOnce.Do(func() {
+		c.cancel()
+		<-c.done
+		if derr := c.node.Drain(ctx); derr != nil {
+			err = fmt.Errorf("cluster drain: %w", derr)
+		}
+	})
+	return err
+}
+
+// close closes the connection to NATS (after drain, or without it: what a
+// crash looks like to the peers).
+func (c *clusterNode) close() {
+	if c == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+	_ = c.node.Close()
+}
+
+// describe is the posture line's cluster field.
+func (c *clusterNode) describe() string {
+	if c == nil {
+		return "none (single node)"
+	}
+	return c.node.Describe()
+}
+
+// peerKey marks a request's context as a verified peer's.
+type peerKey struct{}
+
+// fromPeer reports whether r came from a node of the cluster (its proof
+// of the secret verified).
+func fromPeer(r *http.Request) bool {
+	_, ok := r.Context().Value(peerKey{}).(string)
+	return ok
+}
+
+// peerCheck refuses a request that claims to come from a peer without
+// proof of the cluster secret, and marks one with proof, so that its
+// X-Forwarded-For is believed and it is never passed on again.
+func (c *clusterNode) peerCheck(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		peer, err := c.node.VerifyRequest(r)
+		switch {
+		case err != nil:
+			c.s.metrics.MCPRejected("forged_peer")
+			c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+			http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
+			return
+		case peer != "":
+			r = r.WithContext(context.WithValue(r.Context(), peerKey{}, peer))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// sessionsHandler serves /sessions/<id>/...: here when this node holds
+// the session, else passed to its home node. A session the directory
+// does not know gets local's answer for an unknown session, so an
+// unknown session and a wrong token look alike from any node.
+func (c *clusterNode) sessionsHandler(local http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := sessionIDOf(r.URL.Path)
+		if id == "" || fromPeer(r) {
+			local.ServeHTTP(w, r)
+			return
+		}
+		if _, ok := c.s.sessions.Get(id); ok {
+			local.ServeHTTP(w, r)
+			return
+		}
+		_, home, err := c.node.Lookup(r.Context(), id)
+		switch {
+		case err == nil && home.ID != c.node.ID():
+			c.forward(w, r, home)
+		case errors.Is(err, cluster.ErrUnavailable):
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "the cluster directory is unavailable; try again", http.StatusServiceUnavailable)
+		default:
+			local.ServeHTTP(w, r)
+		}
+	})
+}
+
+// sessionIDOf is the <id> of /sessions/<id>/..., or "".
+func sessionIDOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "/sessions/")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	return id
+}
+
+// forward passes r to home and streams its answer back: Streamable HTTP
+// responses, its GET stream and legacy SSE alike (flushed as they come).
+// The Host header is kept, so home checks it as if the client had come to
+// it; the request carries this node's proof of the secret and the
+// client's address in X-Forwarded-For.
+func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home cluster.NodeInfo) {
+	target, err := url.Parse(home.HTTPURL)
+	if err != nil || target.Host == "" {
+		c.s.log.Warn("cluster: a peer's HTTP URL is not usable", "node", home.ID, "url", home.HTTPURL)
+		http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
+		return
+	}
+	client := c.s.httpProxies.clientIP(r)
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+			for name := range pr.Out.Header {
+				if cluster.IsPeerHeader(name) {
+					pr.Out.Header.Del(name)
+				}
+			}
+			prior := pr.In.Header.Values("X-Forwarded-For")
+			if c.s.httpProxies.contains(parseHostAddr(pr.In.RemoteAddr)) && len(prior) > 0 {
+				pr.Out.Header["X-Forwarded-For"] = append(prior[:len(prior):len(prior)], client)
+			} else {
+				pr.Out.Header["X-Forwarded-For"] = []string{client}
+			}
+			c.node.SignRequest(pr.Out)
+		},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() == nil {
+				c.s.log.Warn("cluster: the session's server did not answer", "node", home.ID, "err", err)
+			}
+			http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
+		},
+	}
+	rp.ServeHTTP(w, r)
+}

@@ -354,8 +354,19 @@ func (n *Node) apply(e jetstream.KeyValueEntry, seen map[string]bool) {
 			}
 			return
 		}
+		now := time.Now()
 		n.mu.Lock()
 		_, known := n.live[id]
+		if known && how == "expired" && now.Sub(n.reconnected) < n.opts.TTL {
+			// Soon after a reconnect an expiry says little: NATS was down,
+			// nobody could write. The peer gets a TTL to write again.
+			if _, ok := n.pending[id]; !ok {
+				n.pending[id] = now.Add(n.opts.TTL)
+			}
+			n.mu.Unlock()
+			n.log.Info("cluster: a peer's entry expired while NATS was unreachable; waiting one TTL for its heartbeat", "peer", id)
+			return
+		}
 		delete(n.live, id)
 		delete(n.pending, id)
 		n.mu.Unlock()
@@ -441,6 +452,7 @@ func (n *Node) run() {
 		case <-t.C:
 			n.tick()
 		case <-n.resyncCh:
+			n.reconnected = time.Now()
 			n.needResync = true
 			n.tick()
 		case e, ok := <-updates:

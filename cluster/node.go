@@ -94,6 +94,10 @@ type Node struct {
 	// Owned by the run goroutine (by Join before it starts).
 	watcher    jetstream.KeyWatcher
 	needResync bool
+	// reconnected is when the last reconnect was signalled: for a TTL
+	// after it, an expired peer is given a TTL to write again (NATS may
+	// have been down longer than the TTL, so every entry expired).
+	reconnected time.Time
 
 	mu sync.Mutex // protects the following
 	// nodesKV and sessKV are the buckets' handles, replaced by a resync.
@@ -250,8 +254,13 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
-	n.stop()
+	n.cancel()
+	// Closing the connection before joining the goroutines fails a request
+	// still waiting for its reply at once: a watcher's Stop deletes its
+	// consumer with a request of its own, which otherwise waits 5 s when
+	// NATS has just gone.
 	n.nc.Close()
+	n.stop()
 	n.log.Info("cluster: node closed")
 	return nil
 }

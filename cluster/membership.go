@@ -14,14 +14,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Nodes returns the live nodes, sorted by id, this node included. Peers
-// come from an in-memory view fed by a watcher on the nodes bucket; this
-// node's own entry shows its current load and draining mark. After Close
-// it is the last view the node had.
+// Nodes returns the live nodes, sorted by id, this node included (until
+// Close). Peers come from an in-memory view fed by a watcher on the nodes
+// bucket; this node's own entry shows its current load and draining mark.
+// After Drain or Close the view is the last one the node had.
 func (n *Node) Nodes() []NodeInfo {
 	n.mu.Lock()
 	out := slices.Collect(maps.Values(n.live))
-	out = append(out, n.selfLocked())
+	if !n.closed {
+		out = append(out, n.selfLocked())
+	}
 	n.mu.Unlock()
 	slices.SortFunc(out, func(a, b NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out

@@ -189,9 +189,8 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		n.nc.Close()
 		return nil, fmt.Errorf("cluster: JetStream on %s: %w", redactURLs(o.NATSURL), err)
 	}
-	retry := time.NewTimer(0)
+	retry := time.NewTimer(joinRetry)
 	defer retry.Stop()
-	<-retry.C
 	for attempt := 1; ; attempt++ {
 		err := n.setup(ctx, true)
 		if err == nil {
@@ -204,10 +203,8 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		retry.Reset(joinRetry)
 		select {
 		case <-ctx.Done():
+			// setup failed, so no watcher is left: the connection is all.
 			n.cancel()
-			if n.watcher != nil {
-				stopWatcher(n.watcher)
-			}
 			n.nc.Close()
 			return nil, fmt.Errorf("cluster: join as node %s via %s: %w (%w); last attempt: %w",
 				o.NodeID, redactURLs(o.NATSURL), ErrUnavailable, ctx.Err(), err)

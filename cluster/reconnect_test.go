@@ -187,17 +187,27 @@ func TestAnOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 	waitNodes(t, b, "a", "b")
 	lostA, lostB := recordLost(a), recordLost(b)
 	ctx := ctxT(t)
-	if err := a.Announce(ctx, SessionEntry{ID: "s1"}); err != nil {
-		t.Fatal(err)
+	for _, id := range []string{"s1", "ended"} {
+		if err := a.Announce(ctx, SessionEntry{ID: id}); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	s.Shutdown()
 	s.WaitForShutdown()
+	testkit.Eventually(t, 3*time.Second, func() bool { return !a.Connected() }, "a sees NATS gone")
+	// A session that ends during the outage is deleted once NATS is back.
+	if err := a.Forget(ctx, "ended"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Forget while NATS is down = %v, want ErrUnavailable", err)
+	}
 	time.Sleep(testTTL + time.Second)
 	// Same store: the node entries are still there, older than the TTL,
 	// and the restarted server expires them.
-	runNATS(t, dir, port)
+	s = runNATS(t, dir, port)
 	restarted := time.Now()
+	raw := newRawStore(t, s.ClientURL())
+	testkit.Eventually(t, 5*time.Second, func() bool { return !raw.has(t, bucket+"_sessions", sessKey("ended")) },
+		"the session forgotten during the outage is deleted")
 	testkit.Eventually(t, 5*time.Second, func() bool {
 		e, home, err := b.Lookup(ctx, "s1")
 		return err == nil && e.Node == "a" && home.ID == "a"

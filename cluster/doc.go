@@ -70,9 +70,10 @@
 // node entry, re-announces every session it remembers (one claimed by
 // another node meanwhile is dropped here), and replaces its nodes watcher
 // with a fresh one. Being cut off is no reason to declare a peer dead: no
-// peer is lost while disconnected, and a peer in the view but missing from
-// the fresh watcher's snapshot is given one more TTL to write its entry
-// again before it is declared lost. The same resync runs when a heartbeat
+// peer is lost while disconnected, and a peer in the view that is missing
+// from the fresh watcher's snapshot, or whose entry expires within a TTL
+// of the reconnect (NATS itself was down longer than the TTL), is given
+// one more TTL to write its entry again before it is declared lost. The same resync runs when a heartbeat
 // fails, or when this node's own entry vanishes while it runs.
 //
 // # Join, Close and Drain

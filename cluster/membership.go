@@ -14,14 +14,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Nodes returns the live nodes, sorted by id, this node included. Peers
-// come from an in-memory view fed by a watcher on the nodes bucket; this
-// node's own entry shows its current load and draining mark. After Close
-// it is the last view the node had.
+// Nodes returns the live nodes, sorted by id, this node included (until
+// Close). Peers come from an in-memory view fed by a watcher on the nodes
+// bucket; this node's own entry shows its current load and draining mark.
+// After Drain or Close the view is the last one the node had.
 func (n *Node) Nodes() []NodeInfo {
 	n.mu.Lock()
 	out := slices.Collect(maps.Values(n.live))
-	out = append(out, n.selfLocked())
+	if !n.closed {
+		out = append(out, n.selfLocked())
+	}
 	n.mu.Unlock()
 	slices.SortFunc(out, func(a, b NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
@@ -354,8 +356,19 @@ func (n *Node) apply(e jetstream.KeyValueEntry, seen map[string]bool) {
 			}
 			return
 		}
+		now := time.Now()
 		n.mu.Lock()
 		_, known := n.live[id]
+		if known && how == "expired" && now.Sub(n.reconnected) < n.opts.TTL {
+			// Soon after a reconnect an expiry says little: NATS was down,
+			// nobody could write. The peer gets a TTL to write again.
+			if _, ok := n.pending[id]; !ok {
+				n.pending[id] = now.Add(n.opts.TTL)
+			}
+			n.mu.Unlock()
+			n.log.Info("cluster: a peer's entry expired while NATS was unreachable; waiting one TTL for its heartbeat", "peer", id)
+			return
+		}
 		delete(n.live, id)
 		delete(n.pending, id)
 		n.mu.Unlock()
@@ -441,6 +454,7 @@ func (n *Node) run() {
 		case <-t.C:
 			n.tick()
 		case <-n.resyncCh:
+			n.reconnected = time.Now()
 			n.needResync = true
 			n.tick()
 		case e, ok := <-updates:

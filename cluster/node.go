@@ -94,6 +94,10 @@ type Node struct {
 	// Owned by the run goroutine (by Join before it starts).
 	watcher    jetstream.KeyWatcher
 	needResync bool
+	// reconnected is when the last reconnect was signalled: for a TTL
+	// after it, an expired peer is given a TTL to write again (NATS may
+	// have been down longer than the TTL, so every entry expired).
+	reconnected time.Time
 
 	mu sync.Mutex // protects the following
 	// nodesKV and sessKV are the buckets' handles, replaced by a resync.
@@ -185,9 +189,8 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		n.nc.Close()
 		return nil, fmt.Errorf("cluster: JetStream on %s: %w", redactURLs(o.NATSURL), err)
 	}
-	retry := time.NewTimer(0)
+	retry := time.NewTimer(joinRetry)
 	defer retry.Stop()
-	<-retry.C
 	for attempt := 1; ; attempt++ {
 		err := n.setup(ctx, true)
 		if err == nil {
@@ -200,10 +203,8 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		retry.Reset(joinRetry)
 		select {
 		case <-ctx.Done():
+			// setup failed, so no watcher is left: the connection is all.
 			n.cancel()
-			if n.watcher != nil {
-				stopWatcher(n.watcher)
-			}
 			n.nc.Close()
 			return nil, fmt.Errorf("cluster: join as node %s via %s: %w (%w); last attempt: %w",
 				o.NodeID, redactURLs(o.NATSURL), ErrUnavailable, ctx.Err(), err)
@@ -250,8 +251,13 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
-	n.stop()
+	n.cancel()
+	// Closing the connection before joining the goroutines fails a request
+	// still waiting for its reply at once: a watcher's Stop deletes its
+	// consumer with a request of its own, which otherwise waits 5 s when
+	// NATS has just gone.
 	n.nc.Close()
+	n.stop()
 	n.log.Info("cluster: node closed")
 	return nil
 }

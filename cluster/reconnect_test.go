@@ -175,3 +175,70 @@ func TestJoinAgainstNATSWithoutJetStreamSaysSo(t *testing.T) {
 		t.Fatalf("Join without JetStream = %v, want ErrUnavailable saying JetStream is not enabled", err)
 	}
 }
+
+func TestAnOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := runNATS(t, dir, server.RANDOM_PORT)
+	port := natsPort(s)
+	url, bucket := s.ClientURL(), uniqueBucket()
+	a, b := join(t, url, bucket, "a"), join(t, url, bucket, "b")
+	waitNodes(t, a, "a", "b")
+	waitNodes(t, b, "a", "b")
+	lostA, lostB := recordLost(a), recordLost(b)
+	ctx := ctxT(t)
+	for _, id := range []string{"s1", "ended"} {
+		if err := a.Announce(ctx, SessionEntry{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	s.Shutdown()
+	s.WaitForShutdown()
+	testkit.Eventually(t, 3*time.Second, func() bool { return !a.Connected() }, "a sees NATS gone")
+	// A session that ends during the outage is deleted once NATS is back.
+	if err := a.Forget(ctx, "ended"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Forget while NATS is down = %v, want ErrUnavailable", err)
+	}
+	time.Sleep(testTTL + time.Second)
+	// Same store: the node entries are still there, older than the TTL,
+	// and the restarted server expires them.
+	s = runNATS(t, dir, port)
+	restarted := time.Now()
+	raw := newRawStore(t, s.ClientURL())
+	testkit.Eventually(t, 5*time.Second, func() bool { return !raw.has(t, bucket+"_sessions", sessKey("ended")) },
+		"the session forgotten during the outage is deleted")
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		e, home, err := b.Lookup(ctx, "s1")
+		return err == nil && e.Node == "a" && home.ID == "a"
+	}, "b finds a's session s1 after the restart")
+	t.Logf("Lookup from b works %v after the restart", time.Since(restarted).Round(time.Millisecond))
+	time.Sleep(testTTL + time.Second)
+	if _, _, ok := lostA.get("b"); ok {
+		t.Error("a declared b lost after an outage of NATS")
+	}
+	if _, _, ok := lostB.get("a"); ok {
+		t.Error("b declared a lost after an outage of NATS")
+	}
+	if _, _, err := b.Lookup(ctx, "s1"); err != nil {
+		t.Errorf("b.Lookup(s1) a TTL after the restart: %v", err)
+	}
+	waitNodes(t, a, "a", "b")
+	waitNodes(t, b, "a", "b")
+}
+
+// Close closes the connection before it joins the goroutines: a request in
+// flight when NATS died (a watcher's Stop deletes its consumer with one)
+// then fails at once instead of waiting 5 s for its reply.
+func TestCloseIsPromptRightAfterNATSDies(t *testing.T) {
+	s, _, nodes := cluster(t, "a", "b")
+	s.Shutdown()
+	s.WaitForShutdown()
+	for _, n := range nodes {
+		start := time.Now()
+		n.Close()
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s.Close took %v right after NATS died", n.ID(), took)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -49,6 +50,10 @@ type clusterNode struct {
 	poke   chan struct{} // a session changed: sync now
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// transport carries the requests passed on to other nodes: one pool
+	// of connections per peer, kept warm (the default keeps 2 idle).
+	transport *http.Transport
 
 	// announced is what the directory was last told, by session id;
 	// owned by the sync goroutine.
@@ -100,10 +105,19 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 		cancel:    stop,
 		done:      make(chan struct{}),
 		announced: make(map[string]cluster.SessionEntry),
+		transport: peerTransport(),
 	}
 	s.cluster = c
 	go c.run(runCtx)
 	return nil
+}
+
+// peerTransport is the HTTP transport to the other nodes.
+func peerTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = time.Minute
+	return t
 }
 
 // specificAddr returns a's host:port when its host is one peers can dial.
@@ -235,6 +249,7 @@ func (c *clusterNode) close() {
 	c.cancel()
 	<-c.done
 	_ = c.node.Close()
+	c.transport.CloseIdleConnections()
 }
 
 // describe is the posture line's cluster field.
@@ -342,7 +357,9 @@ func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home clust
 			}
 			c.node.SignRequest(pr.Out)
 		},
+		Transport:     c.transport,
 		FlushInterval: -1,
+		ErrorLog:      slog.NewLogLogger(c.s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() == nil {
 				c.s.log.Warn("cluster: the session's server did not answer", "node", home.ID, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -233,6 +234,25 @@ func TestClusterForgedPeerRequestIsRefused(t *testing.T) {
 			}
 		}
 	}
+	resp, err := http.Get(b.base() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), `raxol_mcp_rejections_total{reason="forged_peer"} 3`) {
+		t.Errorf("the refusals are not counted as forged_peer:\n%s", grepLines(string(body), "raxol_mcp_rejections_total"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // TestClusterKilledNodeIsForgotten: a node that dies without a word is

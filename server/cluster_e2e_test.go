@@ -91,6 +91,28 @@ func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 	return nodes
 }
 
+// ownerOn logs alice in on node home over SSH with a PTY, reads her
+// session's MCP URL and token off the attach panel, and returns her
+// terminal with that URL as it is on node via.
+func ownerOn(t *testing.T, home, via *clusterNode) (h *human, viaURL, token string) {
+	t.Helper()
+	h, err := login(home.ssh, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.close)
+	if err := h.waitFor("alice's count: 0"); err != nil {
+		t.Fatal(err)
+	}
+	h.send("\x0f")
+	url, token, err := h.attachPanel(home.base())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.send("\x0f")
+	return h, strings.Replace(url, home.base(), via.base(), 1), token
+}
+
 // agentVia connects an MCP client to url with token, retrying while the
 // directory may not know the session yet.
 func agentVia(t *testing.T, url, token string, opts *mcp.ClientOptions) *mcp.ClientSession {
@@ -139,21 +161,7 @@ func TestClusterAgentOnAnotherNodeDrivesTheSession(t *testing.T) {
 	nodes := startCluster(t, ns.ClientURL(), "a", "b", "c")
 	a, b := nodes[0], nodes[1]
 
-	h, err := login(a.ssh, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
-	if err := h.waitFor("alice's count: 0"); err != nil {
-		t.Fatal(err)
-	}
-	h.send("\x0f")
-	url, token, err := h.attachPanel(a.base())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.send("\x0f")
-	viaB := strings.Replace(url, a.base(), b.base(), 1)
+	h, viaB, token := ownerOn(t, a, b)
 
 	updated := make(chan string, 16)
 	cs := agentVia(t, viaB, token, &mcp.ClientOptions{
@@ -262,20 +270,7 @@ func TestClusterKilledNodeIsForgotten(t *testing.T) {
 	ns := runNATS(t, t.TempDir(), -1)
 	nodes := startCluster(t, ns.ClientURL(), "a", "b")
 	a, b := nodes[0], nodes[1]
-	h, err := login(a.ssh, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
-	if err := h.waitFor("alice's count: 0"); err != nil {
-		t.Fatal(err)
-	}
-	h.send("\x0f")
-	url, token, err := h.attachPanel(a.base())
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaB := strings.Replace(url, a.base(), b.base(), 1)
+	_, viaB, token := ownerOn(t, a, b)
 	agentVia(t, viaB, token, nil) // reachable through B while A lives
 	unknown := postStatus(t, b.base()+"/sessions/nosuchsession0000000000/mcp", token, nil)
 
@@ -301,21 +296,7 @@ func TestClusterSurvivesANATSRestart(t *testing.T) {
 	port := ns.Addr().(*net.TCPAddr).Port
 	nodes := startCluster(t, ns.ClientURL(), "a", "b")
 	a, b := nodes[0], nodes[1]
-	h, err := login(a.ssh, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.close()
-	if err := h.waitFor("alice's count: 0"); err != nil {
-		t.Fatal(err)
-	}
-	h.send("\x0f")
-	url, token, err := h.attachPanel(a.base())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.send("\x0f")
-	viaB := strings.Replace(url, a.base(), b.base(), 1)
+	h, viaB, token := ownerOn(t, a, b)
 	agentVia(t, viaB, token, nil)
 
 	ns.Shutdown()

@@ -89,7 +89,6 @@ func (d *Decoder) expire() {
 		return
 	}
 	d.scan(true)
-	d.pending = d.pending[:0]
 }
 
 // scan decodes d.pending, sends what it finds and keeps what may be the
@@ -136,6 +135,14 @@ func (d *Decoder) scan(expired bool) {
 			// Not input we know: dropped.
 			buf, done = buf[n:], done+n
 			continue
+		case uv.UnknownCsiEvent:
+			// "CSI M" is an X10 mouse report only with its three bytes
+			// after it: until they come (or the timeout), wait for them,
+			// or a report cut across reads would be taken for keys.
+			if !expired && buf[n-1] == 'M' && len(buf) < n+3 {
+				d.keep(done)
+				return
+			}
 		case uv.PasteStartEvent:
 			d.paste = []byte{}
 		case uv.PasteEndEvent:

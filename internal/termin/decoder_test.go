@@ -34,9 +34,12 @@ func (c *collector) events() []uv.Event {
 }
 
 // TestChunkingDoesNotChangeEvents: however the input is cut into reads,
-// the events are those of the whole input at once.
+// the events are those of the whole input at once. The pieces are escape
+// sequences, text and pastes; not lone control bytes and ESC-prefixed
+// bytes, whose runs ("ESC ESC ESC NUL") are ambiguous however they are
+// read: a terminal sends those one key press, one read, at a time.
 func TestChunkingDoesNotChangeEvents(t *testing.T) {
-	pieces := append(corpus()[:600], pastes()...)
+	pieces := append(corpus()[256:856], pastes()...)
 	pieces = append(pieces, []byte("héllo wörld 日本"), []byte("\x1b[<0;10;5M"), []byte("\x1b[I"), []byte("\x1b[O"))
 	rapid.Check(t, func(t *rapid.T) {
 		var in []byte

@@ -54,6 +54,7 @@ type clusterNode struct {
 	// transport carries the requests passed on to other nodes: one pool
 	// of connections per peer, kept warm (the default keeps 2 idle).
 	transport *http.Transport
+	proxy     *httputil.ReverseProxy // newProxy
 
 	// announced is what the directory was last told, by session id;
 	// owned by the sync goroutine.
@@ -107,6 +108,7 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 		announced: make(map[string]cluster.SessionEntry),
 		transport: peerTransport(),
 	}
+	c.proxy = c.newProxy()
 	s.cluster = c
 	go c.run(runCtx)
 	return nil
@@ -270,51 +272,48 @@ func fromPeer(r *http.Request) bool {
 	return ok
 }
 
-// peerCheck refuses a request that claims to come from a peer without
-// proof of the cluster secret, and marks one with proof, so that its
-// X-Forwarded-For is believed and it is never passed on again.
-func (c *clusterNode) peerCheck(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		peer, err := c.node.VerifyRequest(r)
-		switch {
-		case err != nil:
-			c.s.metrics.MCPRejected("forged_peer")
-			c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
-			http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
-			return
-		case peer != "":
-			r = r.WithContext(context.WithValue(r.Context(), peerKey{}, peer))
-		}
-		next.ServeHTTP(w, r)
-	})
+// servePeerChecked refuses a request that claims to come from a peer
+// without proof of the cluster secret, and marks one with proof, so that
+// its X-Forwarded-For is believed and it is never passed on again; then
+// next serves it.
+func (c *clusterNode) servePeerChecked(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	peer, err := c.node.VerifyRequest(r)
+	switch {
+	case err != nil:
+		c.s.metrics.MCPRejected("forged_peer")
+		c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+		http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
+		return
+	case peer != "":
+		r = r.WithContext(context.WithValue(r.Context(), peerKey{}, peer))
+	}
+	next.ServeHTTP(w, r)
 }
 
-// sessionsHandler serves /sessions/<id>/...: here when this node holds
+// serveSession serves /sessions/<id>/...: with local when this node holds
 // the session, else passed to its home node. A session the directory
 // does not know gets local's answer for an unknown session, so an
 // unknown session and a wrong token look alike from any node.
-func (c *clusterNode) sessionsHandler(local http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := sessionIDOf(r.URL.Path)
-		if id == "" || fromPeer(r) {
-			local.ServeHTTP(w, r)
-			return
-		}
-		if _, ok := c.s.sessions.Get(id); ok {
-			local.ServeHTTP(w, r)
-			return
-		}
-		_, home, err := c.node.Lookup(r.Context(), id)
-		switch {
-		case err == nil && home.ID != c.node.ID():
-			c.forward(w, r, home)
-		case errors.Is(err, cluster.ErrUnavailable):
-			w.Header().Set("Retry-After", "5")
-			http.Error(w, "the cluster directory is unavailable; try again", http.StatusServiceUnavailable)
-		default:
-			local.ServeHTTP(w, r)
-		}
-	})
+func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local http.Handler) {
+	id := sessionIDOf(r.URL.Path)
+	if id == "" || fromPeer(r) {
+		local.ServeHTTP(w, r)
+		return
+	}
+	if _, ok := c.s.sessions.Get(id); ok {
+		local.ServeHTTP(w, r)
+		return
+	}
+	_, home, err := c.node.Lookup(r.Context(), id)
+	switch {
+	case err == nil && home.ID != c.node.ID():
+		c.forward(w, r, home)
+	case errors.Is(err, cluster.ErrUnavailable):
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "the cluster directory is unavailable; try again", http.StatusServiceUnavailable)
+	default:
+		local.ServeHTTP(w, r)
+	}
 }
 
 // sessionIDOf is the <id> of /sessions/<id>/..., or "".
@@ -327,34 +326,28 @@ func sessionIDOf(path string) string {
 	return id
 }
 
-// forward passes r to home and streams its answer back: Streamable HTTP
+// homeKey carries, in a request's context, the URL of the node the proxy
+// passes it to.
+type homeKey struct{}
+
+// newProxy is the one reverse proxy of the node: it passes a request to
+// the URL under homeKey and streams the answer back, Streamable HTTP
 // responses, its GET stream and legacy SSE alike (flushed as they come).
-// The Host header is kept, so home checks it as if the client had come to
-// it; the request carries this node's proof of the secret and the
-// client's address in X-Forwarded-For.
-func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home cluster.NodeInfo) {
-	target, err := url.Parse(home.HTTPURL)
-	if err != nil || target.Host == "" {
-		c.s.log.Warn("cluster: a peer's HTTP URL is not usable", "node", home.ID, "url", home.HTTPURL)
-		http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
-		return
-	}
-	client := c.s.httpProxies.clientIP(r)
-	rp := &httputil.ReverseProxy{
+// The Host header is kept, so home checks it as if the client had come
+// to it; the request carries this node's proof of the secret and the
+// client's address alone in X-Forwarded-For (home believes a verified
+// peer, and the client was already found here).
+func (c *clusterNode) newProxy() *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(target)
+			pr.SetURL(pr.In.Context().Value(homeKey{}).(*url.URL))
 			pr.Out.Host = pr.In.Host
 			for name := range pr.Out.Header {
 				if cluster.IsPeerHeader(name) {
 					pr.Out.Header.Del(name)
 				}
 			}
-			prior := pr.In.Header.Values("X-Forwarded-For")
-			if c.s.httpProxies.contains(parseHostAddr(pr.In.RemoteAddr)) && len(prior) > 0 {
-				pr.Out.Header["X-Forwarded-For"] = append(prior[:len(prior):len(prior)], client)
-			} else {
-				pr.Out.Header["X-Forwarded-For"] = []string{client}
-			}
+			pr.Out.Header["X-Forwarded-For"] = []string{c.s.httpProxies.clientIP(pr.In)}
 			c.node.SignRequest(pr.Out)
 		},
 		Transport:     c.transport,
@@ -362,10 +355,20 @@ func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home clust
 		ErrorLog:      slog.NewLogLogger(c.s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() == nil {
-				c.s.log.Warn("cluster: the session's server did not answer", "node", home.ID, "err", err)
+				c.s.log.Warn("cluster: the session's server did not answer", "url", r.URL.Host, "err", err)
 			}
 			http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
 		},
 	}
-	rp.ServeHTTP(w, r)
+}
+
+// forward passes r to home through the node's proxy.
+func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home cluster.NodeInfo) {
+	target, err := url.Parse(home.HTTPURL)
+	if err != nil || target.Host == "" {
+		c.s.log.Warn("cluster: a peer's HTTP URL is not usable", "node", home.ID, "url", home.HTTPURL)
+		http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
+		return
+	}
+	c.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), homeKey{}, target)))
 }

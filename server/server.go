@@ -224,7 +224,7 @@ func New(app App, opts Options) (*Server, error) {
 	s.mcpMux = http.NewServeMux()
 	s.mcpMux.Handle("/sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cluster != nil {
-			s.cluster.sessionsHandler(s.bridge).ServeHTTP(w, r)
+			s.cluster.serveSession(w, r, s.bridge)
 			return
 		}
 		s.bridge.ServeHTTP(w, r)
@@ -233,7 +233,7 @@ func New(app App, opts Options) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cluster != nil {
-			s.cluster.peerCheck(s.mcpMux).ServeHTTP(w, r)
+			s.cluster.servePeerChecked(w, r, s.mcpMux)
 			return
 		}
 		s.mcpMux.ServeHTTP(w, r)

@@ -120,6 +120,8 @@ type Node struct {
 	pending   map[string]time.Time
 	lost      []string // lost nodes waiting for the reaper
 	callbacks []func(node string, orphans []SessionEntry)
+	// keepOnDrain reports the entries Drain leaves (KeepOnDrain).
+	keepOnDrain func(id string) bool
 }
 
 // Join validates o, connects to NATS, creates or opens the two buckets,
@@ -304,8 +306,12 @@ func (n *Node) Drain(ctx context.Context) error {
 			}
 		}
 	}
-	deleted := 0
+	deleted, kept := 0, 0
 	for id, rev := range own {
+		if n.kept(id) {
+			kept++ // a peer adopts it
+			continue
+		}
 		if err := n.deleteSession(ctx, id, rev); err != nil {
 			errs = append(errs, fmt.Errorf("delete session %s: %w", id, err))
 			continue
@@ -326,7 +332,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("cluster: drain node %s: %w", n.ID(), n.opErr(ctx, errors.Join(errs...)))
 	}
-	n.log.Info("cluster: drained", "sessions_deleted", deleted, "took", time.Since(start).Round(time.Millisecond))
+	n.log.Info("cluster: drained", "sessions_deleted", deleted, "sessions_left_for_adoption", kept, "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

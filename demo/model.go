@@ -92,6 +92,18 @@ func (m Model) Init() tea.Cmd { return nil }
 // Update folds one message.
 func (m Model) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
 	switch msg := msg.(type) {
+	case ui.Restored:
+		// Brought back from a snapshot: the timers it had run again.
+		var cmds []tea.Cmd
+		if m.live {
+			m.liveGen++
+			cmds = append(cmds, m.liveTick())
+		}
+		if m.playing {
+			m.playGen++
+			cmds = append(cmds, m.playTick())
+		}
+		return m, tea.Batch(cmds...)
 	case ui.TabChanged:
 		if msg.ID == IDTabs && msg.Index >= 0 && msg.Index < len(tabNames) {
 			m.tab = msg.Index

@@ -99,6 +99,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks observe the loop, for metrics.
 	Hooks Hooks
+	// Restored, when non-nil, marks a model brought back from a saved
+	// snapshot: the loop folds this message (ui.Restored) first instead
+	// of calling Init, whose commands ran in the model's earlier life.
+	Restored tea.Msg
 }
 
 // Dispatcher owns one session's app model.
@@ -122,6 +126,7 @@ type Dispatcher struct {
 	callTimeout time.Duration
 	log         *slog.Logger
 	hooks       Hooks
+	restored    tea.Msg // Options.Restored
 
 	closeOnce sync.Once // closes stop
 
@@ -183,6 +188,7 @@ func New(m ui.Model, opts *Options) *Dispatcher {
 		callTimeout: o.CallTimeout,
 		log:         o.Logger,
 		hooks:       o.Hooks,
+		restored:    o.Restored,
 	}
 	ready := make(chan struct{})
 	go d.loop(m, ready)
@@ -350,6 +356,14 @@ func (d *Dispatcher) init(m ui.Model) {
 				cmd = nil
 			}
 		}()
+		if d.restored != nil {
+			next, c := m.Update(d.restored)
+			if next == nil {
+				panic("Update returned a nil model")
+			}
+			d.model, cmd = next, c
+			return
+		}
 		cmd = m.Init()
 	}()
 	d.runCmds(initOrigin, []tea.Cmd{cmd})

@@ -250,7 +250,10 @@ func (c *conn) grant(req mcp.Request, tool string) {
 
 // grantKey ties a grant to the token it was given under, so that a
 // rotation revokes it at once, before the watcher has forgotten it.
-func (c *conn) grantKey(tool string) string { return c.sess.Token() + "\x00" + tool }
+func (c *conn) grantKey(tool string) string {
+	h := c.sess.TokenHash()
+	return string(h[:]) + "\x00" + tool
+}
 
 // revokeGrants forgets every client's "allow for the session" after the
 // token was rotated. The grants were already void (grantKey names the

@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,8 +45,8 @@ type conn struct {
 	sse        *mcp.SSEHandler
 	ctx        context.Context
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup // the watcher and one presence waiter per client
-	token      string         // the token HTTP clients authenticated with (watcher only)
+	wg         sync.WaitGroup    // the watcher and one presence waiter per client
+	token      [sha256.Size]byte // hash of the token HTTP clients authenticated with (watcher only)
 	// The tools derived from snapshot derivedFor (sync only: newConn,
 	// then the watcher).
 	derivedTools []Derived
@@ -82,7 +83,7 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		cancel:     cancel,
 		registered: map[string]bool{},
 		warned:     map[string]bool{},
-		token:      se.Token(),
+		token:      se.TokenHash(),
 	}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
 		Instructions: "This server drives a live terminal app that a human is using at the same time. " +
@@ -162,7 +163,7 @@ func (c *conn) watch() {
 			return
 		case <-sub.C():
 		case <-changed:
-			if tok := c.sess.Token(); tok != c.token {
+			if tok := c.sess.TokenHash(); tok != c.token {
 				c.token = tok
 				c.revokeGrants()
 				c.disconnectHTTP()

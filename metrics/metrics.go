@@ -120,7 +120,25 @@ type Metrics struct {
 	// WidgetID, the model's Init, Update or View, a command, a projection,
 	// the app factory) that were contained, by hook ([AppHooks]).
 	AppPanics *prometheus.CounterVec
+	// SnapshotsSaved is raxol_snapshots_saved_total: session snapshots
+	// written to the store.
+	SnapshotsSaved prometheus.Counter
+	// SnapshotBytes is raxol_snapshot_bytes_total: bytes of the snapshots
+	// written (what saving costs the store).
+	SnapshotBytes prometheus.Counter
+	// SnapshotFailures is raxol_snapshot_failures_total{reason}: snapshots
+	// not saved or not restored, by reason ([SnapshotFailureReasons]).
+	SnapshotFailures *prometheus.CounterVec
+	// SessionsRestored is raxol_sessions_restored_total{reason}: sessions
+	// brought back from snapshots, reason "restart" (this node's own, at
+	// start) or "adopted" (a lost node's, in a cluster).
+	SessionsRestored *prometheus.CounterVec
 }
+
+var snapshotFailureReasons = []string{"too_large", "encode", "store", "decode", "expired"}
+
+// SnapshotFailureReasons returns the reason label values of SnapshotFailures.
+func SnapshotFailureReasons() []string { return slices.Clone(snapshotFailureReasons) }
 
 // Hooks of app code, the values of the "hook" label of
 // raxol_app_panics_total.
@@ -244,7 +262,28 @@ func New() *Metrics {
 			Namespace: "raxol", Subsystem: "app", Name: "panics_total",
 			Help: "Panics of app code that were contained, by hook.",
 		}, []string{"hook"}),
+		SnapshotsSaved: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Name: "snapshots_saved_total",
+			Help: "Session snapshots written to the store.",
+		}),
+		SnapshotBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "raxol", Name: "snapshot_bytes_total",
+			Help: "Bytes of session snapshots written to the store.",
+		}),
+		SnapshotFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Name: "snapshot_failures_total",
+			Help: "Session snapshots not saved or not restored, by reason.",
+		}, []string{"reason"}),
+		SessionsRestored: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "raxol", Name: "sessions_restored_total",
+			Help: "Sessions brought back from snapshots: at start (restart) or from a lost node (adopted).",
+		}, []string{"reason"}),
 	}
+	for _, r := range snapshotFailureReasons {
+		m.SnapshotFailures.WithLabelValues(r)
+	}
+	m.SessionsRestored.WithLabelValues("restart")
+	m.SessionsRestored.WithLabelValues("adopted")
 	for _, h := range appHooks {
 		m.AppPanics.WithLabelValues(h)
 	}
@@ -273,6 +312,7 @@ func New() *Metrics {
 		m.FramesWritten, m.BytesWritten,
 		m.MCPToolCalls, m.MCPToolCallDuration, m.MCPClients,
 		m.MCPRejections, m.AuthzDecisions, m.AppPanics,
+		m.SnapshotsSaved, m.SnapshotBytes, m.SnapshotFailures, m.SessionsRestored,
 	)
 	return m
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/store"
 )
 
 // DefaultClusterJoinTimeout bounds how long a clustered server's start
@@ -371,4 +372,13 @@ func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home clust
 		return
 	}
 	c.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), homeKey{}, target)))
+}
+
+// snapshotStore is the cluster's store of session snapshots: a JetStream
+// KV bucket beside the directory's, so that any node can adopt a lost
+// node's sessions.
+func (c *clusterNode) snapshotStore() (store.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return store.OpenKV(ctx, c.node.Conn(), c.node.Bucket()+"_snapshots", store.KVOptions{})
 }

@@ -56,6 +56,12 @@ func (n *clusterNode) base() string { return "http://" + n.http }
 // on its own loopback listeners, with a 1 s heartbeat and a 3 s TTL.
 func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 	t.Helper()
+	return startClusterOf(t, natsURL, counterApp(), server.Options{}, ids...)
+}
+
+// startClusterOf is startCluster with app and base options of the test's.
+func startClusterOf(t *testing.T, natsURL string, app server.App, base server.Options, ids ...string) []*clusterNode {
+	t.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	bucket := fmt.Sprintf("e2e%d", clusterSeq.Add(1))
@@ -69,11 +75,12 @@ func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := testOptions(t, server.Options{Cluster: server.ClusterOptions{Options: cluster.Options{
+		o := base
+		o.Cluster = server.ClusterOptions{Options: cluster.Options{
 			NATSURL: natsURL, NodeID: id, Secret: secret, Bucket: bucket,
 			Heartbeat: time.Second, TTL: 3 * time.Second,
-		}}})
-		srv, err := server.New(counterApp(), opts)
+		}}
+		srv, err := server.New(app, testOptions(t, o))
 		if err != nil {
 			t.Fatalf("node %s: New: %v", id, err)
 		}

@@ -3,7 +3,8 @@
 // It is the library; cmd/raxol-ssh is one program built on it.
 //
 // What flows in: an [App] (a name, a constructor of fresh models given the
-// session's [ui.Identity], optional projections and policies) and
+// session's [ui.Identity], optional projections and policies, an optional
+// [SnapshotCodec] that lets its sessions survive a restart) and
 // [Options], nested by concern (SSH, MCP, Headless, Limits) with every
 // zero value documented and every default an exported constant. What
 // flows out: SSH and HTTP served on the options' addresses
@@ -11,7 +12,9 @@
 // [Server.StartOn]), or mounted into the caller's own servers
 // ([Server.Middleware] for wish, [Server.Handler] for an http mux); a
 // posture log line at start and one line per finished connection;
-// Prometheus metrics; and an orderly drain on [Server.Shutdown]. Errors
+// Prometheus metrics; saved sessions in a store (a bbolt file under
+// Options.DataDir, or the cluster's JetStream KV) for an app with a codec;
+// and an orderly drain on [Server.Shutdown]. Errors
 // about options are [*OptionError]s naming the Go field to set; callers
 // branch on [ErrShutdown], [ErrSessionLimit] and [ErrStarted].
 //

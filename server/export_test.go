@@ -10,6 +10,7 @@ func (s *Server) SSHConnections() int { return s.admit.open() }
 // nothing, and its HTTP and SSH listeners close. The rest of the server
 // is left for the test's cleanup.
 func (s *Server) KillCluster() {
+	s.persist.Load().stop() // a dead node saves nothing more
 	s.cluster.close()
 	s.mu.Lock()
 	httpLn, sshLn := s.httpLn, s.sshLn

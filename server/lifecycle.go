@@ -119,7 +119,42 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	ls := &liveSession{se: se, sshOwned: true}
 	l.sessions[se.ID] = ls
 	l.s.cluster.changed()
+	l.s.persist.Load().track(se, true, "")
 	return ls, true
+}
+
+// restore registers a session brought back from its snapshot (r): one an
+// SSH login started waits, detached, for its owner for the resume grace
+// (counted from now: its owner needs the time to come back); one
+// raxol_start started is reaped when idle. It returns false when the
+// server is shutting down or the session ended.
+func (l *lifecycle) restore(se *session.Session, r *savedSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
+		return false
+	}
+	if _, ok := l.sessions[se.ID]; ok {
+		return false
+	}
+	ls := &liveSession{se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy}
+	l.sessions[se.ID] = ls
+	if r.SSHOwned {
+		ls.detachedAt = time.Now()
+		ls.gen++
+		gen := ls.gen
+		l.timers.Add(1)
+		ls.timer = time.AfterFunc(l.resumeGrace(), func() {
+			defer l.timers.Done()
+			l.expire(ls, gen)
+		})
+	}
+	if r.StartedBy != "" {
+		ls.reap = &reaper{active: time.Now(), version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
+		l.armReapLocked(ls)
+	}
+	l.s.cluster.changed()
+	return true
 }
 
 // get returns the live session id, registering a session started
@@ -350,6 +385,7 @@ func (l *lifecycle) addStarted(se *session.Session, by string) bool {
 	ls.startedBy = by
 	ls.reap = &reaper{active: now, version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 	l.armReapLocked(ls)
+	l.s.persist.Load().track(se, false, by)
 	return true
 }
 

@@ -97,6 +97,9 @@ type Options struct {
 	// Cluster makes the server a node of a cluster on NATS; the zero
 	// value is a single node.
 	Cluster ClusterOptions
+	// Snapshots configure saving sessions, for an app with a codec
+	// (App.Snapshots).
+	Snapshots SnapshotOptions
 	// MetricsAddr, when set, is the listen address of /metrics, /healthz
 	// and /readyz on their own; then the MCP listener answers 404 for them,
 	// so that a port facing the internet exposes no metrics. Empty: they
@@ -344,6 +347,8 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MCP.MaxClients, DefaultMCPMaxClients)
 	def(&o.MCP.ClientIdleTimeout, DefaultClientIdleTimeout)
 	def(&o.MCP.ApprovalTimeout, DefaultApprovalTimeout)
+	def(&o.Snapshots.MaxBytes, DefaultSnapshotMaxBytes)
+	def(&o.Snapshots.Every, DefaultSnapshotEvery)
 	def(&o.Headless.IdleTimeout, DefaultHeadlessIdleTimeout)
 	def(&o.Headless.MaxClients, DefaultHeadlessMaxClients)
 	o.Limits = o.Limits.withDefaults()

@@ -44,6 +44,11 @@ type App struct {
 	// an operator's settings (Options.MCP) replace them. Serving MCP on a
 	// network listener needs both, from here or from Options.MCP.
 	ToolPolicy, ReadPolicy authz.Func
+	// Snapshots, when set, is the codec the app's models are saved and
+	// restored with: its sessions then survive a restart of the server
+	// and, in a cluster, the loss of their node (see SnapshotOptions).
+	// Nil: sessions end with the server.
+	Snapshots *SnapshotCodec
 }
 
 var appName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
@@ -54,6 +59,11 @@ func checkApp(app App) error {
 	}
 	if app.New == nil {
 		return &OptionError{Field: "App.New", Err: errors.New("nil: every session needs a model")}
+	}
+	if app.Snapshots != nil {
+		if err := app.Snapshots.check(); err != nil {
+			return &OptionError{Field: "App.Snapshots", Err: err}
+		}
 	}
 	return nil
 }
@@ -96,6 +106,10 @@ type Server struct {
 	metricsHTTP *http.Server   // nil without MetricsAddr
 
 	life *lifecycle // sessions' terminals: join, resume, detach
+
+	// persist saves sessions for an app with a codec (nil: not saved);
+	// set by StartOn, read by the manager's OnEnd on any goroutine.
+	persist atomic.Pointer[persister]
 
 	wg sync.WaitGroup // Serve goroutines and session handlers
 
@@ -173,6 +187,7 @@ func New(app App, opts Options) (*Server, error) {
 			s.metrics.SessionsOpen.Dec()
 			s.bridge.SessionEnded(se.ID)
 			s.life.sessionEnded(se)
+			s.persist.Load().ended(se)
 		},
 		OnCloseTerminal: func(se *session.Session, id, reason string) { s.life.closeTerminal(se, id, reason) },
 		Dispatcher: &dispatcher.Options{
@@ -369,6 +384,15 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 			}
 		}()
 	}
+	p, err := s.openSnapshots()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if !s.started && p != nil {
+			_ = p.close(context.Background(), false)
+		}
+	}()
 	var metricsLn net.Listener
 	if s.metricsHTTP != nil {
 		var err error
@@ -383,6 +407,11 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 		httpLn = netutil.LimitListener(httpLn, s.opts.Limits.MaxHTTPConnections)
 		httpLn = newPerIPListener(httpLn, s.opts.Limits.MaxHTTPPerIP, s.httpProxies, func() { s.metrics.MCPRejected("too_many_connections") })
 	}
+	// Saved sessions come back before anyone can ask for them.
+	s.persist.Store(p)
+	s.cluster.adoptSnapshots(p)
+	p.restoreAll(context.Background())
+	p.start()
 	s.sshLn, s.httpLn, s.metricsLn, s.started = sshLn, httpLn, metricsLn, true
 	s.readiness.Store(readyStarting)
 	if httpLn != nil {
@@ -610,6 +639,7 @@ func (s *Server) logPosture() {
 		"headless_mcp", s.headless.posture(),
 		"public_url", s.describePublicURL(),
 		"cluster", s.cluster.describe(),
+		"snapshots", s.describeSnapshots(),
 		"host_key", s.hostKey.Path,
 		"host_key_fingerprint", s.hostKey.Fingerprint(),
 	)
@@ -644,6 +674,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	defer cancel()
 	s.log.Info("raxol-ssh draining", "sessions", s.sessions.Count(), "timeout", s.opts.DrainTimeout)
 
+	// Save every session first: those that end from here on keep their
+	// snapshots and come back at the next start.
+	s.persist.Load().beginDrain(ctx)
 	var tell sync.WaitGroup
 	for _, p := range progs {
 		tell.Go(func() {
@@ -680,8 +713,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	tell.Wait()
 	s.wg.Wait()
-	s.cluster.close()
 	s.sessions.Close()
+	// On a single node, what changed during the drain is saved too; in a
+	// cluster the node has left the directory, and peers may already be
+	// adopting its sessions.
+	if err := s.persist.Load().close(ctx, s.cluster == nil); err != nil {
+		errs = append(errs, err)
+	}
+	s.cluster.close()
 	s.log.Info("raxol-ssh stopped")
 	return errors.Join(errs...)
 }

@@ -51,12 +51,7 @@ const MaxActivity = 300
 // (safetext.Clean) and bounded: an agent's name and the tool it named
 // reach the log as they came.
 func (s *Session) Record(a Action) {
-	a.Origin = safetext.Clean(a.Origin, maxField)
-	a.Widget = safetext.Clean(a.Widget, maxField)
-	a.Label = safetext.Clean(a.Label, maxField)
-	a.Action = safetext.Clean(a.Action, maxField)
-	a.Summary = safetext.Clean(a.Summary, maxSummary)
-	a.Outcome = safetext.Clean(a.Outcome, maxField)
+	a = cleanAction(a)
 	if a.At.IsZero() {
 		a.At = s.now()
 	}
@@ -75,6 +70,18 @@ func (s *Session) Record(a Action) {
 	}
 	s.mu.Unlock()
 	s.signalPresence() // terminals show agents' actions as they happen
+}
+
+// cleanAction cleans and bounds the text fields of an action.
+func cleanAction(a Action) Action {
+	a.Origin = safetext.Clean(a.Origin, maxField)
+	a.Widget = safetext.Clean(a.Widget, maxField)
+	a.Label = safetext.Clean(a.Label, maxField)
+	a.Action = safetext.Clean(a.Action, maxField)
+	a.Summary = safetext.Clean(a.Summary, maxSummary)
+	a.Outcome = safetext.Clean(a.Outcome, maxField)
+	a.Count = max(a.Count, 0)
+	return a
 }
 
 func sameAction(a, b Action) bool {

@@ -8,6 +8,9 @@ import (
 // ErrClosed is returned by operations on a manager that has been closed.
 var ErrClosed = errors.New("session: manager closed")
 
+// ErrExists is returned by Restore for a session id that is live.
+var ErrExists = errors.New("session: a live session has that id")
+
 // ErrEnded is the cause of every ended session's context
 // ([Session.Context]): errors.Is(context.Cause(s.Context()), ErrEnded).
 var ErrEnded = errors.New("the session ended")

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -110,7 +111,7 @@ type Session struct {
 	guard     guard.Scope
 	ctx       context.Context // done when the session ends; its cause says why
 	cancel    context.CancelCauseFunc
-	token     atomic.Pointer[string]
+	token     atomic.Pointer[token]
 	lastInput atomic.Int64 // unix nanoseconds
 	now       func() time.Time
 	idleAfter time.Duration // an agent quiet this long is shown idle
@@ -133,13 +134,32 @@ func (s *Session) Guard() guard.Scope { return s.guard }
 func (s *Session) Context() context.Context { return s.ctx }
 
 // Token returns the session's current MCP bearer token.
-func (s *Session) Token() string { return *s.token.Load() }
+// It is "" for a session restored from a snapshot until the token is
+// rotated: a snapshot keeps only the token's hash (TokenHash), which still
+// lets the agents that had it in.
+func (s *Session) Token() string { return s.token.Load().plain }
+
+// TokenHash is the SHA-256 of the current bearer token: what a snapshot
+// saves, and what names the token in grants (it changes on rotation).
+func (s *Session) TokenHash() [sha256.Size]byte { return s.token.Load().hash }
 
 // CheckToken reports, in constant time, whether tok is the session's
 // current bearer token.
 func (s *Session) CheckToken(tok string) bool {
-	cur := s.Token()
-	return subtle.ConstantTimeCompare([]byte(tok), []byte(cur)) == 1
+	h := sha256.Sum256([]byte(tok))
+	cur := s.token.Load().hash
+	return subtle.ConstantTimeCompare(h[:], cur[:]) == 1
+}
+
+// token is a bearer token: the token itself ("" when only its hash is
+// known, after a restore) and its SHA-256.
+type token struct {
+	plain string
+	hash  [sha256.Size]byte
+}
+
+func newToken(plain string) *token {
+	return &token{plain: plain, hash: sha256.Sum256([]byte(plain))}
 }
 
 // Touch records input now; idle time is measured from the last Touch.
@@ -381,7 +401,7 @@ func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (u
 
 	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, idleAfter: m.idleAfter, guard: m.panics.Session(id)}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	s.token.Store(&tok)
+	s.token.Store(newToken(tok))
 	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only
 	// then publish the session, so nobody sees one without a dispatcher.

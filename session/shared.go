@@ -197,7 +197,7 @@ func (s *Session) RotateToken() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("session token: %w", err)
 	}
-	s.token.Store(&tok)
+	s.token.Store(newToken(tok))
 	s.signal()
 	return tok, nil
 }

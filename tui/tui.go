@@ -878,9 +878,15 @@ func (m *Model) attachPanel(rows int) []string {
 		value(streamable)
 		text(th.Muted, "MCP SSE URL:")
 		value(sse)
-		text(th.Muted, "Bearer token (Authorization: Bearer <token>):")
-		value(token)
-		text(th.Muted, "ctrl+r makes a new token and disconnects the agents using this one.")
+		if token != "" {
+			text(th.Muted, "Bearer token (Authorization: Bearer <token>):")
+			value(token)
+			text(th.Muted, "ctrl+r makes a new token and disconnects the agents using this one.")
+		} else {
+			// Restored from a snapshot, which keeps only the token's hash.
+			text(th.Muted, "Bearer token: restored session; agents keep the token they had.")
+			text(th.Muted, "ctrl+r makes a new one (shown here) and disconnects them.")
+		}
 		if len(lines) <= rows {
 			return lines
 		}

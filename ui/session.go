@@ -1,6 +1,10 @@
 package ui
 
-import tea "charm.land/bubbletea/v2"
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
 
 // Identity is who and what a session serves. The server gives it to the
 // app's constructor, once per session: it describes whoever started the
@@ -62,3 +66,10 @@ type CloseTerminalMsg struct{ Reason string }
 func CloseTerminal(reason string) tea.Cmd {
 	return func() tea.Msg { return CloseTerminalMsg{Reason: reason} }
 }
+
+// Restored is the first message a model brought back from a saved
+// snapshot receives (a session restored after a restart or adopted from a
+// lost node), in place of Init: the app restarts its timers and anything
+// else a command kept going. Commands that were running when the snapshot
+// was saved are not run again. At is when the snapshot was saved.
+type Restored struct{ At time.Time }

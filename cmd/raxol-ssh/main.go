@@ -107,7 +107,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.StringVar(&o.SSH.Addr, field("Options.SSH.Addr", "ssh-addr"), server.DefaultSSHAddr, "SSH listen address")
 	fs.StringVar(&o.MCP.Addr, field("Options.MCP.Addr", "http-addr"), server.DefaultHTTPAddr, "HTTP listen address (MCP, and /metrics, /healthz, /readyz unless --metrics-addr is set)")
 	fs.StringVar(&o.MetricsAddr, field("Options.MetricsAddr", "metrics-addr"), "", "listen address of /metrics, /healthz and /readyz on their own (e.g. 127.0.0.1:9100); when set they answer 404 on --http-addr, so the MCP port exposes no metrics (default: served on --http-addr)")
-	fs.StringVar(&o.DataDir, field("Options.DataDir", "data-dir"), "", "directory for the host key (default: the user config dir + /"+server.DefaultDataDirName+")")
+	fs.StringVar(&o.DataDir, field("Options.DataDir", "data-dir"), "", "directory for the host key and the saved sessions, "+server.SnapshotFileName+" (default: the user config dir + /"+server.DefaultDataDirName+")")
+	fs.BoolVar(&o.Snapshots.Disabled, field("Options.Snapshots.Disabled", "no-snapshots"), false, "save no session: sessions end with the server")
+	fs.IntVar(&o.Snapshots.MaxBytes, field("Options.Snapshots.MaxBytes", "snapshot-max-bytes"), server.DefaultSnapshotMaxBytes, "largest saved session in bytes; a larger one runs on unsaved")
 	fs.StringVar(&o.Env, field("Options.Env", "env"), server.DefaultEnv, "environment: dev or prod (prod requires --authorized-keys)")
 	fs.StringVar(&o.SSH.AuthorizedKeysFile, field("Options.SSH.AuthorizedKeysFile", "authorized-keys"), "", "authorized_keys file of the keys allowed to log in")
 	fs.BoolVar(&o.SSH.AllowAnonymousPublic, field("Options.SSH.AllowAnonymousPublic", "allow-anonymous-public"), false, "let a dev server without --authorized-keys listen on a non-loopback address")
@@ -302,5 +304,6 @@ func demoApp() server.App {
 		Projections: demo.Projections(),
 		ToolPolicy:  demo.ToolPolicy(),
 		ReadPolicy:  demo.ReadPolicy(),
+		Snapshots:   server.JSONCodec[demo.Model](demo.SnapshotVersion),
 	}
 }

@@ -22,6 +22,7 @@ type Term struct {
 	mu     sync.Mutex // protects em
 	em     *vt.Emulator
 	stderr SyncBuffer
+	stdin  io.Writer
 	read   chan struct{} // closed when stdout ends
 	exited chan struct{} // closed when the command exited
 	once   sync.Once
@@ -29,6 +30,12 @@ type Term struct {
 
 // Run dials addr as user "human" with a fresh key and starts command.
 func Run(t testing.TB, addr, command string) *Term {
+	t.Helper()
+	return RunAs(t, addr, "human", NewKey(t), command)
+}
+
+// NewKey returns a fresh Ed25519 key to log in with.
+func NewKey(t testing.TB) gossh.Signer {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -38,7 +45,14 @@ func Run(t testing.TB, addr, command string) *Term {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: "human", Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
+	return signer
+}
+
+// RunAs dials addr as user with key and starts command, or a login shell
+// when command is "".
+func RunAs(t testing.TB, addr, user string, signer gossh.Signer, command string) *Term {
+	t.Helper()
+	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("ssh %s: %v", addr, err)
@@ -60,7 +74,13 @@ func Run(t testing.TB, addr, command string) *Term {
 		t.Fatal(err)
 	}
 	m.sess.Stderr = &m.stderr
-	if err := m.sess.Start(command); err != nil {
+	m.stdin = stdin
+	if command == "" {
+		err = m.sess.Shell()
+	} else {
+		err = m.sess.Start(command)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, _ = io.Copy(stdin, m.em) }() // the emulator's replies to queries
@@ -88,6 +108,14 @@ func (m *Term) Screen() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.em.String()
+}
+
+// Type sends s as typed keys.
+func (m *Term) Type(s string) {
+	m.t.Helper()
+	if _, err := io.WriteString(m.stdin, s); err != nil {
+		m.t.Fatalf("typing %q: %v", s, err)
+	}
 }
 
 // Stderr is what the command wrote to standard error so far.

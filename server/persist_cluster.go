@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/store"
+)
+
+// Saved sessions in a cluster
+//
+// The snapshots are in the cluster's KV, so any node can bring back any
+// session, and the directory decides which one does, by compare-and-set:
+//   - A node that dies: its entries stay in the directory until its node
+//     entry expires; then every peer's OnNodeLost gets them, and of those
+//     that Claim an entry (on its revision) exactly one wins and restores
+//     the session from its snapshot. Entries without a snapshot are
+//     dropped.
+//   - A node that drains saves every session first and leaves their
+//     entries behind (KeepOnDrain): its peers adopt them the same way.
+//   - A node that starts restores the saved sessions nobody holds: those
+//     it held itself (it restarted) and those of nodes that are gone and
+//     left no entry, claimed with a create (ClaimAbsent), won by one node.
+
+// adoptSnapshots registers the handover of saved sessions with the
+// cluster; called by StartOn when the node saves sessions.
+func (c *clusterNode) adoptSnapshots(p *persister) {
+	if c == nil || p == nil {
+		return
+	}
+	c.node.KeepOnDrain(p.isStored)
+	c.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) {
+		ctx := context.Background() // every call below has its own timeout
+		for _, e := range orphans {
+			gctx, cancel := context.WithTimeout(ctx, storeTimeout)
+			_, err := p.store.Get(gctx, e.ID)
+			cancel()
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				if err := c.node.DropOrphan(ctx, e); err != nil {
+					c.s.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
+				}
+				continue
+			case err != nil:
+				c.s.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
+				continue
+			}
+			entry := e
+			p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedSession) bool {
+				_, err := c.node.Claim(ctx, entry)
+				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
+					c.s.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
+				}
+				return err == nil
+			})
+		}
+	})
+}
+
+// mayClaim reports whether this node may take the session r saved: not
+// when its home is a live peer (it holds it).
+func (c *clusterNode) mayClaim(r *savedSession) bool {
+	if c == nil || r.Node == "" || r.Node == c.node.ID() {
+		return true
+	}
+	for _, n := range c.node.Nodes() {
+		if n.ID == r.Node && n.ID != c.node.ID() {
+			return false
+		}
+	}
+	return true
+}
+
+// claimSaved is restoreAll's claim: nil on a single node (every saved
+// session is its own); in a cluster a create of the session's entry.
+func (c *clusterNode) claimSaved(ctx context.Context, r *savedSession) bool {
+	if c == nil {
+		return true
+	}
+	_, err := c.node.ClaimAbsent(ctx, cluster.SessionEntry{ID: r.ID, Owner: r.Owner.KeyFingerprint, Detached: r.SSHOwned, Headless: !r.SSHOwned})
+	if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
+		c.s.log.Warn("cluster: claiming a saved session failed", "session", r.ID, "err", err)
+	}
+	return err == nil
+}
+
+// unclaim gives back a claimed session that could not be restored.
+func (c *clusterNode) unclaim(ctx context.Context, id string) {
+	if c == nil {
+		return
+	}
+	_ = c.node.Forget(ctx, id)
+}
+
+// isStored reports whether a record of session id is in the store.
+func (p *persister) isStored(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.tracked[id]
+	return ok && t.stored
+}

@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/server"
+)
+
+// savingCluster starts nodes a, b and c of the saving demo on one NATS.
+func savingCluster(t *testing.T) []*clusterNode {
+	t.Helper()
+	ns := runNATS(t, t.TempDir(), -1)
+	return startClusterOf(t, ns.ClientURL(), savingDemo(1), server.Options{
+		SSH:       server.SSHOptions{ResumeGrace: time.Minute},
+		Snapshots: server.SnapshotOptions{Every: 50 * time.Millisecond},
+	}, "a", "b", "c")
+}
+
+// typedAndSaved logs alice in on node n with key, types text into the
+// search and waits until that is saved; it returns the session id and
+// its token.
+func typedAndSaved(t *testing.T, n *clusterNode, c *client, text string) (id, token string) {
+	t.Helper()
+	id = waitDemo(t, c)
+	se, _ := n.Sessions().Get(id)
+	before := scrapeMetric(t, n.http, "raxol_snapshots_saved_total")
+	c.Key(keyTab)
+	c.Type(text)
+	c.WaitFor(t, "Search: "+text, waitLong)
+	// The saver runs every 50 ms: a few ticks after the text is on the
+	// screen it has been saved.
+	time.Sleep(300 * time.Millisecond)
+	if v := scrapeMetric(t, n.http, "raxol_snapshots_saved_total"); v <= before {
+		t.Fatalf("nothing saved after typing (%v saves)", v)
+	}
+	return id, se.Token()
+}
+
+// adopters returns the nodes among ns holding session id.
+func adopters(ns []*clusterNode, id string) []*clusterNode {
+	var out []*clusterNode
+	for _, n := range ns {
+		if _, ok := n.Sessions().Get(id); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// requireOneAdopter waits until exactly one of ns holds id, checks that
+// it stays one and that one adoption was counted, and returns it.
+func requireOneAdopter(t *testing.T, ns []*clusterNode, id string) *clusterNode {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, func() bool { return len(adopters(ns, id)) > 0 }, "a node to adopt the session")
+	time.Sleep(2 * time.Second) // every node has handled the loss by now
+	got := adopters(ns, id)
+	if len(got) != 1 {
+		t.Fatalf("%d nodes adopted the session, want exactly 1", len(got))
+	}
+	total := 0.0
+	for _, n := range ns {
+		total += scrapeMetric(t, n.http, `raxol_sessions_restored_total{reason="adopted"}`)
+	}
+	if total != 1 {
+		t.Fatalf("%v adoptions counted, want 1", total)
+	}
+	return got[0]
+}
+
+// TestSnapshotClusterNodeLost: the node holding a session dies without a
+// word; exactly one other node adopts the saved session, whose owner
+// resumes it there, and an agent reaches it with the same token through
+// the node that did not adopt it.
+func TestSnapshotClusterNodeLost(t *testing.T) {
+	nodes := savingCluster(t)
+	a := nodes[0]
+	key := newKey(t)
+	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key})
+	id, token := typedAndSaved(t, a, owner, "before-the-crash")
+
+	a.KillCluster()
+	owner.Close()
+	home := requireOneAdopter(t, nodes[1:], id)
+	other := nodes[1]
+	if home == other {
+		other = nodes[2]
+	}
+	back := connectCmd(t, home.ssh, clientOpts{user: "alice", key: key}, "resume "+id)
+	if got := waitDemo(t, back); got != id {
+		t.Fatalf("resumed %s, want %s", got, id)
+	}
+	back.WaitFor(t, "Search: before-the-crash", waitLong)
+	// Through the node that did not adopt it, with the token it had.
+	ag := agentVia(t, other.base()+"/sessions/"+id+"/mcp", token, nil)
+	callOK(t, ag, "demo.search.type_into", map[string]any{"text": "after-the-crash"})
+	back.WaitFor(t, "Search: after-the-crash", waitLong)
+}
+
+// TestSnapshotClusterDrainHandsOver: a node that drains leaves its saved
+// sessions to its peers; one adopts each, the owner resumes it there.
+func TestSnapshotClusterDrainHandsOver(t *testing.T) {
+	nodes := savingCluster(t)
+	a := nodes[0]
+	key := newKey(t)
+	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key})
+	id, _ := typedAndSaved(t, a, owner, "before-the-deploy")
+	owner.Close()
+
+	stopCtx := make(chan error, 1)
+	go func() { stopCtx <- stopErr(a.testServer) }()
+	home := requireOneAdopter(t, nodes[1:], id)
+	if err := <-stopCtx; err != nil && !strings.Contains(err.Error(), "drain") {
+		t.Fatalf("drain: %v", err)
+	}
+	back := connectCmd(t, home.ssh, clientOpts{user: "alice", key: key}, "resume "+id)
+	if got := waitDemo(t, back); got != id {
+		t.Fatalf("resumed %s, want %s", got, id)
+	}
+	back.WaitFor(t, "Search: before-the-deploy", waitLong)
+}
+
+// stopErr shuts srv down and returns Shutdown's error.
+func stopErr(srv *testServer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return srv.Shutdown(ctx)
+}

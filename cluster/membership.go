@@ -31,19 +31,24 @@ func (n *Node) Nodes() []NodeInfo {
 
 // LeastLoaded returns the live node that is not draining with the fewest
 // sessions (ties: fewest agents, then the smallest id), or the zero
-// NodeInfo when every live node is draining.
+// NodeInfo when every live node is draining. It is the first of ByLoad.
 func (n *Node) LeastLoaded() NodeInfo {
-	var best NodeInfo
-	for _, ni := range n.Nodes() {
-		if ni.Draining {
-			continue
-		}
-		if best.ID == "" || cmp.Or(cmp.Compare(ni.Sessions, best.Sessions),
-			cmp.Compare(ni.Agents, best.Agents), strings.Compare(ni.ID, best.ID)) < 0 {
-			best = ni
-		}
+	if all := n.ByLoad(); len(all) > 0 {
+		return all[0]
 	}
-	return best
+	return NodeInfo{}
+}
+
+// ByLoad returns the live nodes that are not draining, this node included
+// (until Drain or Close), least loaded first: fewest sessions, then
+// fewest agents, then the smallest id. A peer's load is the one of its
+// last heartbeat. An empty slice when every live node is draining.
+func (n *Node) ByLoad() []NodeInfo {
+	out := slices.DeleteFunc(n.Nodes(), func(ni NodeInfo) bool { return ni.Draining })
+	slices.SortFunc(out, func(a, b NodeInfo) int {
+		return cmp.Or(cmp.Compare(a.Sessions, b.Sessions), cmp.Compare(a.Agents, b.Agents), strings.Compare(a.ID, b.ID))
+	})
+	return out
 }
 
 // SetLoad records this node's load; peers see it with the next heartbeat.

@@ -52,6 +52,14 @@ type SessionEntry struct {
 	// Revision is the entry's KV revision, set on reads (Lookup, Sessions,
 	// OnNodeLost, Claim's result) for compare-and-set. It is not stored.
 	Revision uint64 `json:"-"`
+
+	// StartedBy is, for a session an API key started over /mcp
+	// (raxol_start), that key's owner key (session.Owner.Key: an id
+	// derived from a hash of the key, never the key itself); "" for every
+	// other session. raxol_list and raxol_stop on other nodes match it.
+	StartedBy string `json:"started_by,omitempty"`
+	// Created is when the session started (zero if unknown).
+	Created time.Time `json:"created,omitzero"`
 }
 
 // NodeInfo is one live node, as its heartbeat describes it. It is stored as

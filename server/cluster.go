@@ -48,7 +48,8 @@ type clusterNode struct {
 	s    *Server
 	node *cluster.Node
 
-	poke   chan struct{} // a session changed: sync now
+	poke   chan struct{}      // a session changed: sync now
+	flush  chan chan struct{} // syncNow: closed after the next sync
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -104,6 +105,7 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 		s:         s,
 		node:      node,
 		poke:      make(chan struct{}, 1),
+		flush:     make(chan chan struct{}),
 		cancel:    stop,
 		done:      make(chan struct{}),
 		announced: make(map[string]cluster.SessionEntry),
@@ -154,13 +156,20 @@ func (c *clusterNode) run(ctx context.Context) {
 	defer close(c.done)
 	t := time.NewTicker(clusterSyncEvery)
 	defer t.Stop()
+	var flushed []chan struct{}
 	for {
 		c.sync(ctx)
+		for _, f := range flushed {
+			close(f)
+		}
+		flushed = flushed[:0]
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-c.poke:
+		case f := <-c.flush:
+			flushed = append(flushed, f)
 		}
 	}
 }
@@ -201,7 +210,8 @@ func (c *clusterNode) sync(ctx context.Context) {
 }
 
 func sameEntry(a, b cluster.SessionEntry) bool {
-	return a.Owner == b.Owner && a.Detached == b.Detached && a.Headless == b.Headless && a.Agents == b.Agents
+	return a.Owner == b.Owner && a.Detached == b.Detached && a.Headless == b.Headless && a.Agents == b.Agents &&
+		a.StartedBy == b.StartedBy
 }
 
 // directoryEntries is what the directory should say about this node's
@@ -211,10 +221,12 @@ func (s *Server) directoryEntries() map[string]cluster.SessionEntry {
 	out := make(map[string]cluster.SessionEntry, len(list))
 	s.life.mu.Lock()
 	for _, se := range list {
-		e := cluster.SessionEntry{ID: se.ID, Owner: se.Owner.KeyFingerprint, Headless: true}
+		e := cluster.SessionEntry{ID: se.ID, Owner: se.Owner.KeyFingerprint, Headless: true, Created: se.Created}
 		if ls, ok := s.life.sessions[se.ID]; ok && ls.sshOwned {
 			e.Headless = false
 			e.Detached = ls.primary == nil && !ls.detachedAt.IsZero()
+		} else if ok {
+			e.StartedBy = ls.startedBy
 		}
 		out[se.ID] = e
 	}
@@ -281,12 +293,14 @@ func (c *clusterNode) servePeerChecked(w http.ResponseWriter, r *http.Request, n
 	peer, err := c.node.VerifyRequest(r)
 	switch {
 	case err != nil:
-		c.s.metrics.MCPRejected("forged_peer")
-		c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
-		http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
+		c.refuseForged(w, r, err)
 		return
 	case peer != "":
 		r = r.WithContext(context.WithValue(r.Context(), peerKey{}, peer))
+	}
+	if strings.HasPrefix(r.URL.Path, peerPathPrefix) {
+		c.servePeer(w, r, peer) // cluster_mcp.go
+		return
 	}
 	next.ServeHTTP(w, r)
 }

@@ -268,7 +268,7 @@ func (h *headless) close() {
 func (h *headless) addTools() {
 	h.server.AddTool(&mcp.Tool{
 		Name:        ToolStart,
-		Description: "Start a new session of the app with no terminal attached. Returns its id, its own MCP endpoints (mcp_url for Streamable HTTP, sse_url for SSE) with the bearer token to use on them, and a one-time join code with the SSH command a human runs to join it.",
+		Description: "Start a new session of the app with no terminal attached (in a cluster, on the least-loaded node; its URLs are of the node you called, which passes requests on). Returns its id, its own MCP endpoints (mcp_url for Streamable HTTP, sse_url for SSE) with the bearer token to use on them, and a one-time join code with the SSH command a human runs to join it.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Meta:        mcp.Meta{"sensitive": true},
@@ -282,7 +282,7 @@ func (h *headless) addTools() {
 	}, h.stop)
 	h.server.AddTool(&mcp.Tool{
 		Name:        ToolList,
-		Description: "List the live sessions you started with raxol_start: id, when it started, and who is attached.",
+		Description: "List the live sessions you started with raxol_start: id, when it started, and who is attached. In a cluster, those on every node, each with the node holding it (and, for one another node holds, its agent count instead of who is attached); when the cluster directory cannot be reached, only this node's, with a note saying so.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.list)
@@ -314,44 +314,91 @@ func callerOf(req *mcp.CallToolRequest) (session.Owner, bool) {
 	return o, ok && o.User != ""
 }
 
-func (h *headless) start(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *headless) start(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
 	}
+	a, fail := h.place(ctx, owner, remoteOf(req)) // cluster_mcp.go: here, or on the least-loaded node
+	if fail != nil {
+		return fail.result(), nil
+	}
+	// The URLs name the node the caller reached (it can reach it; it
+	// passes requests for a session another node holds to that node).
+	base := h.baseFor(req) + "/sessions/" + a.ID
+	out := map[string]any{
+		"id":           a.ID,
+		"mcp_url":      base + "/mcp",
+		"sse_url":      base + "/sse",
+		"token":        a.Token,
+		"join_code":    a.JoinCode,
+		"join_command": a.JoinCommand,
+	}
+	if a.Node != "" {
+		out["node"] = a.Node
+	}
+	return jsonToolResult(out), nil
+}
+
+// startAnswer is what starting a session gives raxol_start, but the
+// URLs: the node the caller reached makes those.
+type startAnswer struct {
+	ID          string `json:"id"`
+	Token       string `json:"token"`
+	JoinCode    string `json:"join_code"`
+	JoinCommand string `json:"join_command"`
+	Node        string `json:"node,omitempty"` // the home node's id, in a cluster
+}
+
+// toolFailure is a tool's error result (toolError). elsewhere marks a
+// failure of this node that another node may not have (it is stopping).
+type toolFailure struct {
+	Kind, Message string
+	elsewhere     bool
+}
+
+func (f *toolFailure) result() *mcp.CallToolResult { return toolError(f.Kind, f.Message) }
+
+// startLocal starts a session on this node for owner, as raxol_start
+// does: under the owner's cap, reaped when idle, with a one-time join
+// code. remote is the client's address and peer the node that asked
+// ("" when the client called this node), for the log.
+func (h *headless) startLocal(ctx context.Context, owner session.Owner, remote, peer string) (startAnswer, *toolFailure) {
+	stopping := &toolFailure{Kind: "start_failed", Message: "the server is stopping", elsewhere: true}
 	se, end, err := h.s.StartHeadless(owner)
-	if err != nil {
-		if errors.Is(err, ErrSessionLimit) {
-			return toolError("limit", fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)), nil
-		}
-		return toolError("start_failed", "could not start a session: "+err.Error()), nil
+	switch {
+	case errors.Is(err, ErrSessionLimit):
+		return startAnswer{}, &toolFailure{Kind: "limit", Message: fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)}
+	case errors.Is(err, ErrShutdown):
+		return startAnswer{}, stopping
+	case err != nil:
+		return startAnswer{}, &toolFailure{Kind: "start_failed", Message: "could not start a session: " + err.Error()}
 	}
 	if h.isClosed() || !h.s.life.addStarted(se, owner.Key()) {
 		end()
-		return toolError("start_failed", "the server is stopping"), nil
+		return startAnswer{}, stopping
 	}
 	code, err := h.s.issueCode(se.ID)
 	if err != nil {
 		end()
-		return toolError("start_failed", "could not start a session: "+err.Error()), nil
+		return startAnswer{}, &toolFailure{Kind: "start_failed", Message: "could not start a session: " + err.Error()}
 	}
-	h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remoteOf(req))
-	base := h.baseFor(req) + "/sessions/" + se.ID
-	return jsonToolResult(map[string]any{
-		"id":           se.ID,
-		"mcp_url":      base + "/mcp",
-		"sse_url":      base + "/sse",
-		"token":        se.Token(),
-		"join_code":    code,
-		"join_command": h.s.joinCommand(se.ID),
-	}), nil
+	if peer != "" {
+		h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote, "for_peer", peer)
+	} else {
+		h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote)
+	}
+	// In a cluster, the directory knows it before the caller does, so
+	// that its URL works through every node at once.
+	h.s.cluster.announceNow(ctx)
+	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.s.cluster.id()}, nil
 }
 
 // errUnknownSession is the one answer for a session that does not exist,
 // has ended, or is someone else's.
 const errUnknownSession = "no such session among yours (it may have ended)"
 
-func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *headless) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
@@ -363,37 +410,52 @@ func (h *headless) stop(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		return toolError("invalid_arguments", `want {"id": "<session id>"}`), nil
 	}
 	if !h.s.life.stopStarted(args.ID, owner.Key()) {
-		return toolError("unknown_session", errUnknownSession), nil
+		// cluster_mcp.go: on the node holding it, or unknown_session.
+		if fail := h.stopElsewhere(ctx, args.ID, owner, remoteOf(req)); fail != nil {
+			return fail.result(), nil
+		}
+		return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 	}
 	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User, "remote", remoteOf(req))
+	h.s.cluster.announceNow(ctx)
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
 
-func (h *headless) list(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// listEntry is one session of this node in raxol_list's answer.
+type listEntry struct {
+	ID       string     `json:"id"`
+	Node     string     `json:"node,omitempty"` // in a cluster
+	Created  string     `json:"created"`
+	MCPURL   string     `json:"mcp_url"`
+	Attached []attached `json:"attached"`
+}
+
+type attached struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+func (h *headless) list(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
 	}
-	type attached struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
-	}
-	type entry struct {
-		ID       string     `json:"id"`
-		Created  string     `json:"created"`
-		MCPURL   string     `json:"mcp_url"`
-		Attached []attached `json:"attached"`
-	}
-	out := []entry{}
+	out := []any{}
 	for _, se := range h.s.life.startedFor(owner.Key()) {
-		en := entry{ID: se.ID, Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
+		en := listEntry{ID: se.ID, Node: h.s.cluster.id(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
 			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})
 		}
 		out = append(out, en)
 	}
-	return jsonToolResult(map[string]any{"sessions": out}), nil
+	// cluster_mcp.go: the caller's sessions on the other nodes.
+	out, note := h.listElsewhere(ctx, owner, h.baseFor(req), out)
+	res := map[string]any{"sessions": out}
+	if note != "" {
+		res["partial"], res["note"] = true, note
+	}
+	return jsonToolResult(res), nil
 }
 
 // ---- authorization: the same seams as a session's endpoint ----

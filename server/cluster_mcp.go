@@ -1,0 +1,463 @@
+package server
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/session"
+)
+
+// /mcp across a cluster
+//
+//   - raxol_start places the new session on the live node that is not
+//     draining with the fewest sessions (cluster.Node.ByLoad: this node
+//     too, unless it drains). On another node it is started by a
+//     peer-signed POST <peer>/_raxol/peer/start, which that node serves
+//     exactly as its own raxol_start (cap, startedBy, idle reaping, join
+//     code) and answers once its directory entry is written. A peer that
+//     cannot be reached, or answers anything but a start or a definite
+//     refusal (the key's cap there), is passed over for the next node,
+//     and at the end for this one, with a log line. With NATS unreachable
+//     the session starts here (logged).
+//   - The URLs raxol_start and raxol_list return name the node the
+//     caller reached (its Options.MCP.PublicURL, else the host the
+//     caller used): the caller can reach it, and it passes requests for a
+//     session another node holds to that node. The join command is the
+//     home node's, as its own raxol_start would give it.
+//   - raxol_list adds to this node's sessions those the directory lists
+//     as started by the caller's key on other nodes (StartedBy, never the
+//     key itself). When the directory cannot be read it lists this node's
+//     alone, with "partial": true and a note saying why.
+//   - raxol_stop of a session this node does not hold looks it up, and
+//     if the directory says the caller's key started it, asks its home
+//     (POST <home>/_raxol/peer/stop), which checks ownership as a local
+//     stop does. An unknown id and another key's get the same answer as
+//     on a single node; with NATS unreachable the answer says so.
+//
+// Peer requests carry the node's HMAC (cluster.Node.SignRequest) over
+// their method, host and URI, and the URI carries the SHA-256 of the
+// body, so the MAC covers the body too. Anything under /_raxol/peer/
+// without a valid MAC, with a body that does not match, or that came
+// through a node's proxy (X-Forwarded-For) is refused with 403 and
+// counted as raxol_mcp_rejections_total{reason="forged_peer"}. A signed
+// request can be replayed for cluster.MaxPeerSkew: a replayed start
+// starts another session for the same key, under its cap.
+
+const (
+	// peerPathPrefix is where nodes serve each other's requests.
+	peerPathPrefix = "/_raxol/peer/"
+	// peerBodyLimit bounds a peer request's body and its answer.
+	peerBodyLimit = 64 << 10
+	// peerCallTimeout bounds one request to a peer (a start waits for
+	// the peer's directory write, announceWait at most).
+	peerCallTimeout = 5 * time.Second
+	// placeTimeout bounds the tries of all peers for one raxol_start.
+	placeTimeout = 15 * time.Second
+	// announceWait bounds the wait for the directory write of a session
+	// just started or stopped.
+	announceWait = 3 * time.Second
+	// listTimeout bounds raxol_list's read of the directory.
+	listTimeout = 5 * time.Second
+)
+
+// errPeerFailed is wrapped by the error of a peer request that got no
+// answer of the protocol's: the peer is unreachable, failed, or is not
+// a node of this version.
+var errPeerFailed = errors.New("the peer node gave no usable answer")
+
+// errDirectoryUnavailable is what raxol_list and raxol_stop say when the
+// directory cannot be read.
+const errDirectoryUnavailable = "the cluster directory cannot be reached (NATS is unavailable)"
+
+// peerCaller is the API key owner a peer request acts for, as the node
+// the client called authenticated it (apiKeyOwner), and the client's
+// address, for the logs.
+type peerCaller struct {
+	User           string `json:"user"`
+	KeyFingerprint string `json:"key_fingerprint"`
+	Remote         string `json:"remote,omitempty"`
+}
+
+// peerStop is the body of /_raxol/peer/stop.
+type peerStop struct {
+	peerCaller
+	ID string `json:"id"`
+}
+
+// peerReply is the answer to a peer request: 200 with Start or Stopped,
+// or 200 with a definite refusal (Error, Message: the tool error to give
+// the client). Any other status is a failure: try elsewhere.
+type peerReply struct {
+	Start   *startAnswer `json:"start,omitempty"`
+	Stopped string       `json:"stopped,omitempty"`
+	Error   string       `json:"error,omitempty"`
+	Message string       `json:"message,omitempty"`
+}
+
+var (
+	apiUserRe = regexp.MustCompile(`^api:([0-9a-f]{8})$`)
+	apiKeyRe  = regexp.MustCompile(`^api-key:([0-9a-f]{16})$`)
+)
+
+// owner checks that p is an API key owner as apiKeyOwner makes them.
+func (p peerCaller) owner() (session.Owner, error) {
+	u, k := apiUserRe.FindStringSubmatch(p.User), apiKeyRe.FindStringSubmatch(p.KeyFingerprint)
+	if u == nil || k == nil || !strings.HasPrefix(k[1], u[1]) {
+		return session.Owner{}, fmt.Errorf("not an API key owner: user %q, key %q", truncate(p.User, 32), truncate(p.KeyFingerprint, 32))
+	}
+	if len(p.Remote) > 256 {
+		return session.Owner{}, errors.New("remote address longer than 256 bytes")
+	}
+	return session.Owner{User: p.User, KeyFingerprint: p.KeyFingerprint}, nil
+}
+
+func callerFor(owner session.Owner, remote string) peerCaller {
+	return peerCaller{User: owner.User, KeyFingerprint: owner.KeyFingerprint, Remote: remote}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// id is this node's id, "" without a cluster.
+func (c *clusterNode) id() string {
+	if c == nil {
+		return ""
+	}
+	return c.node.ID()
+}
+
+// announceNow waits (at most announceWait) until the sync goroutine has
+// brought the directory up to date, so that a session just started or
+// stopped is known to every node when the caller hears of it. Without a
+// cluster it does nothing.
+func (c *clusterNode) announceNow(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, announceWait)
+	defer cancel()
+	done := make(chan struct{})
+	select {
+	case c.flush <- done:
+		select {
+		case <-done:
+			return
+		case <-c.done:
+			return // drained or closed: the directory is no longer written
+		case <-ctx.Done():
+		}
+	case <-c.done:
+		return
+	case <-ctx.Done():
+	}
+	c.s.log.Warn("cluster: the directory was not updated in time; other nodes learn of the change with the next sync", "waited", announceWait)
+}
+
+// ---- raxol_start ----
+
+// place starts a session for owner: on this node without a cluster, else
+// on the least-loaded node that is not draining.
+func (h *headless) place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure) {
+	c := h.s.cluster
+	if c == nil {
+		return h.startLocal(ctx, owner, remote, "")
+	}
+	if !c.node.Connected() {
+		c.s.log.Warn("cluster: NATS cannot be reached; raxol_start places the new session on this node")
+		return h.startLocal(ctx, owner, remote, "")
+	}
+	pctx, cancel := context.WithTimeout(ctx, placeTimeout)
+	defer cancel()
+	self := c.node.ID()
+	for _, ni := range c.node.ByLoad() {
+		if ni.ID == self {
+			if h.s.isDraining() {
+				continue
+			}
+			return h.startLocal(ctx, owner, remote, "")
+		}
+		reply, err := c.callPeer(pctx, ni, "start", callerFor(owner, remote))
+		switch {
+		case err == nil && reply.Start != nil:
+			c.s.log.Info("headless session started on a peer", "session", reply.Start.ID, "node", ni.ID, "owner", owner.User, "remote", remote)
+			a := *reply.Start
+			a.Node = ni.ID
+			return a, nil
+		case err == nil && reply.Error != "":
+			return startAnswer{}, &toolFailure{Kind: reply.Error, Message: reply.Message}
+		case err == nil:
+			err = fmt.Errorf("%w: node %s answered neither a session nor an error", errPeerFailed, ni.ID)
+		}
+		c.s.log.Warn("cluster: raxol_start could not place the session on a peer; trying the next node", "peer", ni.ID, "err", err)
+		if pctx.Err() != nil {
+			break
+		}
+	}
+	c.s.log.Warn("cluster: raxol_start places the new session on this node: no other node took it")
+	return h.startLocal(ctx, owner, remote, "")
+}
+
+// ---- raxol_stop ----
+
+// stopElsewhere stops session id, which this node did not stop, on the
+// node holding it, if the caller's key started it; nil when it did.
+func (h *headless) stopElsewhere(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure {
+	unknown := &toolFailure{Kind: "unknown_session", Message: errUnknownSession}
+	c := h.s.cluster
+	if c == nil {
+		return unknown
+	}
+	if _, here := h.s.sessions.Get(id); here {
+		return unknown // this node holds it, and the caller's key did not start it
+	}
+	e, home, err := c.node.Lookup(ctx, id)
+	switch {
+	case errors.Is(err, cluster.ErrUnknownSession):
+		return unknown
+	case err != nil:
+		c.s.log.Warn("cluster: raxol_stop cannot look the session up", "session", id, "err", err)
+		return &toolFailure{Kind: "cluster_unavailable", Message: errDirectoryUnavailable + ": a session this node does not hold cannot be stopped now; try again later"}
+	case home.ID == c.node.ID() || e.StartedBy != owner.Key():
+		return unknown
+	}
+	reply, err := c.callPeer(ctx, home, "stop", peerStop{peerCaller: callerFor(owner, remote), ID: id})
+	switch {
+	case err != nil:
+		c.s.log.Warn("cluster: raxol_stop could not reach the session's node", "session", id, "node", home.ID, "err", err)
+		return &toolFailure{Kind: "stop_failed", Message: fmt.Sprintf("node %s, which holds the session, cannot be reached; try again", home.ID)}
+	case reply.Error == "unknown_session":
+		return unknown
+	case reply.Error != "":
+		return &toolFailure{Kind: reply.Error, Message: reply.Message}
+	case reply.Stopped != id:
+		c.s.log.Warn("cluster: raxol_stop got an answer that does not name the session", "session", id, "node", home.ID)
+		return &toolFailure{Kind: "stop_failed", Message: fmt.Sprintf("node %s, which holds the session, gave no usable answer; try again", home.ID)}
+	}
+	c.s.log.Info("headless session stopped on a peer", "session", id, "node", home.ID, "owner", owner.User, "remote", remote)
+	return nil
+}
+
+// ---- raxol_list ----
+
+// remoteListEntry is one of the caller's sessions on another node in
+// raxol_list's answer: what the directory says of it.
+type remoteListEntry struct {
+	ID      string `json:"id"`
+	Node    string `json:"node"`
+	Created string `json:"created,omitempty"`
+	MCPURL  string `json:"mcp_url"`
+	Agents  int    `json:"agents"`
+}
+
+// listElsewhere adds to local (this node's entries of raxol_list) the
+// caller's sessions on other nodes, oldest first; note is non-empty when
+// the directory could not be read (local alone is returned).
+func (h *headless) listElsewhere(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string) {
+	c := h.s.cluster
+	if c == nil {
+		return local, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	entries, err := c.node.Sessions(ctx)
+	if err != nil {
+		c.s.log.Warn("cluster: raxol_list lists this node's sessions alone: the directory cannot be read", "err", err)
+		return local, errDirectoryUnavailable + ": only the sessions of node " + c.node.ID() + " are listed"
+	}
+	key, self := owner.Key(), c.node.ID()
+	all = local
+	for _, e := range entries {
+		if e.StartedBy != key || e.Node == self {
+			continue
+		}
+		en := remoteListEntry{ID: e.ID, Node: e.Node, MCPURL: base + "/sessions/" + e.ID + "/mcp", Agents: e.Agents}
+		if !e.Created.IsZero() {
+			en.Created = e.Created.UTC().Format(time.RFC3339)
+		}
+		all = append(all, en)
+	}
+	created := func(v any) string {
+		switch e := v.(type) {
+		case listEntry:
+			return e.Created
+		case remoteListEntry:
+			return e.Created
+		}
+		return ""
+	}
+	slices.SortStableFunc(all, func(a, b any) int { return cmp.Compare(created(a), created(b)) })
+	return all, ""
+}
+
+// ---- peer requests ----
+
+// bodySum is the digest of a peer request's body its URI carries.
+func bodySum(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// callPeer POSTs in to the peer ni's /_raxol/peer/<op>, signed, and
+// decodes its answer. The error wraps errPeerFailed unless the peer gave
+// a 200 answer of the protocol.
+func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op string, in any) (peerReply, error) {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return peerReply{}, fmt.Errorf("peer %s request to node %s: %w", op, ni.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
+	defer cancel()
+	u := strings.TrimRight(ni.HTTPURL, "/") + peerPathPrefix + op + "?sum=" + bodySum(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return peerReply{}, fmt.Errorf("%w: node %s's HTTP URL %q: %w", errPeerFailed, ni.ID, ni.HTTPURL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	c.node.SignRequest(req)
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		return peerReply{}, fmt.Errorf("%w: peer %s request to node %s: %w", errPeerFailed, op, ni.ID, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, peerBodyLimit+1))
+	switch {
+	case err != nil:
+		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s: %w", errPeerFailed, op, ni.ID, err)
+	case len(data) > peerBodyLimit:
+		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s is over %d bytes", errPeerFailed, op, ni.ID, peerBodyLimit)
+	case resp.StatusCode != http.StatusOK:
+		return peerReply{}, fmt.Errorf("%w: node %s answered peer %s with %s: %s", errPeerFailed, ni.ID, op, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
+	}
+	var reply peerReply
+	if err := json.Unmarshal(data, &reply); err != nil {
+		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s is not JSON: %w", errPeerFailed, op, ni.ID, err)
+	}
+	return reply, nil
+}
+
+// refuseForged answers a request that claims to come from a peer without
+// valid proof: 403, counted and logged.
+func (c *clusterNode) refuseForged(w http.ResponseWriter, r *http.Request, err error) {
+	c.s.metrics.MCPRejected("forged_peer")
+	c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+	http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
+}
+
+// servePeer serves /_raxol/peer/<op> for peer, the node whose MAC
+// servePeerChecked verified ("" when the request carried none).
+func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer string) {
+	switch {
+	case peer == "":
+		c.refuseForged(w, r, fmt.Errorf("%w: no peer headers on a peer endpoint", cluster.ErrForgedPeer))
+		return
+	case len(r.Header.Values("X-Forwarded-For")) > 0:
+		// Signed by a node's proxy: a client's request passed on, never
+		// a node's own.
+		c.refuseForged(w, r, fmt.Errorf("%w: a proxied request on a peer endpoint", cluster.ErrForgedPeer))
+		return
+	case r.Method != http.MethodPost:
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "peer endpoints take POST", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, peerBodyLimit))
+	if err != nil {
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			http.Error(w, fmt.Sprintf("peer request body over %d bytes", peerBodyLimit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Query().Get("sum") != bodySum(body) {
+		c.refuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
+		return
+	}
+	h := c.s.headless
+	op := strings.TrimPrefix(r.URL.Path, peerPathPrefix)
+	if op != "start" && op != "stop" {
+		http.Error(w, fmt.Sprintf("no peer endpoint %q", op), http.StatusNotFound)
+		return
+	}
+	if h.handler == nil {
+		http.Error(w, "/mcp is off on node "+c.node.ID()+" (no API keys)", http.StatusNotFound)
+		return
+	}
+	if h.isClosed() {
+		http.Error(w, "node "+c.node.ID()+" is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	var reply peerReply
+	switch op {
+	case "start":
+		var in peerCaller
+		owner, err := decodePeer(body, &in, func() (session.Owner, error) { return in.owner() })
+		if err != nil {
+			http.Error(w, "peer start: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		a, fail := h.startLocal(r.Context(), owner, in.Remote, peer)
+		if fail == nil && r.Context().Err() != nil {
+			// The asking node gave up (and may start it elsewhere): nobody
+			// would ever learn this session's token.
+			c.s.life.stopStarted(a.ID, owner.Key())
+			c.s.log.Warn("cluster: a peer gave up on the session it asked for; stopped it", "session", a.ID, "for_peer", peer)
+			return
+		}
+		switch {
+		case fail != nil && fail.elsewhere:
+			http.Error(w, fail.Message, http.StatusServiceUnavailable)
+			return
+		case fail != nil:
+			reply.Error, reply.Message = fail.Kind, fail.Message
+		default:
+			reply.Start = &a
+		}
+	case "stop":
+		var in peerStop
+		owner, err := decodePeer(body, &in, func() (session.Owner, error) {
+			if in.ID == "" || len(in.ID) > 256 {
+				return session.Owner{}, errors.New(`want {"id": "<session id>", ...}`)
+			}
+			return in.owner()
+		})
+		if err != nil {
+			http.Error(w, "peer stop: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !c.s.life.stopStarted(in.ID, owner.Key()) {
+			reply.Error, reply.Message = "unknown_session", errUnknownSession
+			break
+		}
+		c.s.log.Info("headless session stopped", "session", in.ID, "owner", owner.User, "remote", in.Remote, "for_peer", peer)
+		c.announceNow(r.Context())
+		reply.Stopped = in.ID
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(reply)
+}
+
+// decodePeer decodes body into in, then checks it with check.
+func decodePeer(body []byte, in any, check func() (session.Owner, error)) (session.Owner, error) {
+	if err := json.Unmarshal(body, in); err != nil {
+		return session.Owner{}, fmt.Errorf("body is not JSON: %w", err)
+	}
+	return check()
+}

@@ -56,6 +56,13 @@ func (n *clusterNode) base() string { return "http://" + n.http }
 // on its own loopback listeners, with a 1 s heartbeat and a 3 s TTL.
 func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 	t.Helper()
+	return startClusterWith(t, natsURL, server.Options{}, ids...)
+}
+
+// startClusterWith is startCluster with base's options for every node
+// (its Cluster options are the test cluster's).
+func startClusterWith(t *testing.T, natsURL string, base server.Options, ids ...string) []*clusterNode {
+	t.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	bucket := fmt.Sprintf("e2e%d", clusterSeq.Add(1))
@@ -69,10 +76,12 @@ func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := testOptions(t, server.Options{Cluster: server.ClusterOptions{Options: cluster.Options{
+		o := base
+		o.Cluster = server.ClusterOptions{Options: cluster.Options{
 			NATSURL: natsURL, NodeID: id, Secret: secret, Bucket: bucket,
 			Heartbeat: time.Second, TTL: 3 * time.Second,
-		}}})
+		}}
+		opts := testOptions(t, o)
 		srv, err := server.New(counterApp(), opts)
 		if err != nil {
 			t.Fatalf("node %s: New: %v", id, err)

@@ -1,5 +1,11 @@
 package server
 
+import (
+	"context"
+
+	"github.com/raxol-ssh/raxol-ssh/cluster"
+)
+
 // SSHConnections is how many SSH connections hold an admission slot now
 // (a connection's slot is released when the server sees it close, a
 // moment after its session ended).
@@ -21,4 +27,12 @@ func (s *Server) KillCluster() {
 	if sshLn != nil {
 		_ = sshLn.Close()
 	}
+}
+
+// IssueJoinCode gives live session id a fresh one-time join code.
+func (s *Server) IssueJoinCode(id string) (string, error) { return s.issueCode(id) }
+
+// ClusterSessions lists the cluster's directory as this node reads it.
+func (s *Server) ClusterSessions(ctx context.Context) ([]cluster.SessionEntry, error) {
+	return s.cluster.node.Sessions(ctx)
 }

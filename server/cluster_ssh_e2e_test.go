@@ -338,3 +338,81 @@ func TestClusterKilledHomeEndsBridgedTerminal(t *testing.T) {
 	testkit.Eventually(t, waitLong, func() bool { return a.Sessions().Count() == 0 }, "the owner's session to end at A")
 	goleak.VerifyNone(t, ignore)
 }
+
+// TestClusterBridgedConnectionsCountTheClientAddress: at the home, a
+// bridged connection counts against the per-address limit as its
+// client's address, not the bridging node's: two terminals bridged from
+// C (whose address already has the owner's connection to A) fit under a
+// limit of 2, and a client over its own address's limit at the home is
+// refused there as if it had come straight to it.
+func TestClusterBridgedConnectionsCountTheClientAddress(t *testing.T) {
+	ns := runNATS(t, t.TempDir(), -1)
+	nodes := startClusterWith(t, ns.ClientURL(), server.Options{Limits: server.Limits{MaxPerIP: 2}}, "a", "b", "c")
+	a, c := nodes[0], nodes[2]
+	key := newKey(t)
+	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key, local: "127.0.0.1"})
+	owner.WaitFor(t, "alice's count: 0", waitLong)
+	se := onlySession(t, a.testServer)
+	waitDirectory(t, c, se.ID, anyEntry)
+
+	// Both bridges reach A from 127.0.0.1, where the owner is connected.
+	for _, local := range []string{"127.0.0.2", "127.0.0.3"} {
+		connectCmd(t, c.ssh, clientOpts{user: "alice", key: key, local: local}, "join "+se.ID).WaitFor(t, "alice's count: 0", waitLong)
+	}
+	testkit.Eventually(t, waitLong, func() bool { return terminals(se) == 3 }, "three terminals at A")
+
+	// 127.0.0.2 has one connection at A (bridged) and one more direct:
+	// a third, bridged, is over its limit at A.
+	connectCmd(t, a.ssh, clientOpts{user: "alice", key: key, local: "127.0.0.2"}, "join "+se.ID).WaitFor(t, "alice's count: 0", waitLong)
+	over := connectCmd(t, c.ssh, clientOpts{user: "alice", key: key, local: "127.0.0.2"}, "join "+se.ID)
+	requireOnlyLine(t, over, "raxol-ssh: too many connections from 127.0.0.2 (limit 2); close one and try again")
+	if n := terminals(se); n != 4 {
+		t.Fatalf("%d terminals at A, want 4", n)
+	}
+}
+
+// TestClusterDroppedHomeConnectionEndsBridgedTerminal: when the bridge's
+// connection to the home drops (the home's process died; the directory
+// does not know yet), the bridged terminal is told at once, in one line.
+func TestClusterDroppedHomeConnectionEndsBridgedTerminal(t *testing.T) {
+	ns := runNATS(t, t.TempDir(), -1)
+	nodes := startCluster(t, ns.ClientURL(), "a", "b")
+	a, b := nodes[0], nodes[1]
+	key := newKey(t)
+	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key})
+	owner.WaitFor(t, "alice's count: 0", waitLong)
+	se := onlySession(t, a.testServer)
+	waitDirectory(t, b, se.ID, anyEntry)
+	bridged := connectCmd(t, b.ssh, clientOpts{user: "alice", key: key}, "join "+se.ID)
+	bridged.WaitFor(t, "alice's count: 0", waitLong)
+
+	dropped := time.Now()
+	a.CloseSSH()
+	requireOnlyLine(t, bridged, serverWentAwayLine)
+	if d := time.Since(dropped); d > 2*time.Second {
+		t.Errorf("the bridged terminal was told %s after its connection dropped; want at once", d)
+	}
+}
+
+// TestClusterDrainedHomeTellsBridgedTerminal: a home that drains ends a
+// terminal bridged to it with its own reason, passed through the bridge,
+// not with "went away" (it leaves the cluster as it drains).
+func TestClusterDrainedHomeTellsBridgedTerminal(t *testing.T) {
+	ns := runNATS(t, t.TempDir(), -1)
+	nodes := startCluster(t, ns.ClientURL(), "a", "b")
+	a, b := nodes[0], nodes[1]
+	key := newKey(t)
+	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key})
+	owner.WaitFor(t, "alice's count: 0", waitLong)
+	se := onlySession(t, a.testServer)
+	waitDirectory(t, b, se.ID, anyEntry)
+	bridged := connectCmd(t, b.ssh, clientOpts{user: "alice", key: key}, "join "+se.ID)
+	bridged.WaitFor(t, "alice's count: 0", waitLong)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Errorf("drain of A: %v", err)
+	}
+	requireOnlyLine(t, bridged, serverStoppingLine)
+}

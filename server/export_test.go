@@ -36,3 +36,8 @@ func (s *Server) IssueJoinCode(id string) (string, error) { return s.issueCode(i
 func (s *Server) ClusterSessions(ctx context.Context) ([]cluster.SessionEntry, error) {
 	return s.cluster.node.Sessions(ctx)
 }
+
+// CloseSSH closes the SSH listener and every SSH connection at once, with
+// no exit status or reason: what a crashed process looks like to its SSH
+// clients.
+func (s *Server) CloseSSH() { _ = s.ssh.Close() }

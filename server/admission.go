@@ -129,14 +129,17 @@ func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 		reason = fmt.Sprintf("the server is full (%d connections); try again later", a.maxConns)
 		limit = metrics.LimitMaxConnections
 	case a.maxPerIP > 0 && a.perIP[ip] >= a.maxPerIP:
-		reason = fmt.Sprintf("too many connections from %s (limit %d); close one and try again", ip, a.maxPerIP)
+		reason = tooManyConnsFrom(ip, a.maxPerIP)
 		limit = metrics.LimitMaxPerIP
 	}
 	if reason == "" {
 		a.total++
 		a.perIP[ip]++
 		a.mu.Unlock()
-		return &admittedConn{Conn: c, release: func() { a.release(ip) }}
+		ac := &admittedConn{Conn: c, ip: ip}
+		ac.release = func() { a.release(ac) }
+		ctx.SetValue(admittedKey, ac)
+		return ac
 	}
 	a.metrics.LimitRejected(limit)
 	if a.rejecting >= maxRejecting {
@@ -156,13 +159,21 @@ func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 	return ac
 }
 
-func (a *admission) release(ip string) {
+// release gives back ac's slot, under the address it counts for (its
+// own, or the one it carries: see carry).
+func (a *admission) release(ac *admittedConn) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.total--
-	if a.perIP[ip]--; a.perIP[ip] <= 0 {
-		delete(a.perIP, ip)
+	if a.perIP[ac.ip]--; a.perIP[ac.ip] <= 0 {
+		delete(a.perIP, ac.ip)
 	}
+	ac.released = true
+}
+
+// tooManyConnsFrom is what a connection over the per-address limit is told.
+func tooManyConnsFrom(ip string, limit int) string {
+	return fmt.Sprintf("too many connections from %s (limit %d); close one and try again", ip, limit)
 }
 
 // open returns the number of admitted connections.
@@ -172,12 +183,22 @@ func (a *admission) open() int {
 	return a.total
 }
 
+// admittedKey holds, in a connection's context, its *admittedConn.
+type admittedKeyType struct{}
+
+var admittedKey admittedKeyType
+
 // admittedConn releases its admission slot once, when closed.
 type admittedConn struct {
 	net.Conn
 	release func()
 	timer   *time.Timer
 	once    sync.Once
+
+	// Protected by admission.mu: the address the slot counts for, and
+	// whether it moved there (carry) or was released.
+	ip                string
+	carried, released bool
 }
 
 func (c *admittedConn) Close() error {

@@ -57,6 +57,8 @@ type clusterNode struct {
 	// of connections per peer, kept warm (the default keeps 2 idle).
 	transport *http.Transport
 	proxy     *httputil.ReverseProxy // newProxy
+	// peer is the node's SSH key toward its peers (cluster_ssh.go).
+	peer *peerSSH
 
 	// announced is what the directory was last told, by session id;
 	// owned by the sync goroutine.
@@ -100,8 +102,14 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 	if err != nil {
 		return fmt.Errorf("server: join the cluster at %s: %w", co.NATSURL, err)
 	}
+	peer, err := newPeerSSH(node)
+	if err != nil {
+		_ = node.Close()
+		return fmt.Errorf("server: cluster node %s: %w", co.NodeID, err)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	c := &clusterNode{
+		peer:      peer,
 		s:         s,
 		node:      node,
 		poke:      make(chan struct{}, 1),

@@ -59,6 +59,13 @@ func startCluster(t *testing.T, natsURL string, ids ...string) []*clusterNode {
 	return startClusterOf(t, natsURL, counterApp(), server.Options{}, ids...)
 }
 
+// startClusterWith is startCluster with base's options for every node
+// (its Cluster options are the test cluster's).
+func startClusterWith(t *testing.T, natsURL string, base server.Options, ids ...string) []*clusterNode {
+	t.Helper()
+	return startClusterOf(t, natsURL, counterApp(), base, ids...)
+}
+
 // startClusterOf is startCluster with app and base options of the test's.
 func startClusterOf(t *testing.T, natsURL string, app server.App, base server.Options, ids ...string) []*clusterNode {
 	t.Helper()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,10 @@ func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 			c.end.set(metrics.OutcomeRejected, reason)
 			return
 		}
+		if reason := s.acceptBridged(c); reason != "" { // see cluster_ssh.go
+			c.end.set(metrics.OutcomeRejected, reason)
+			return
+		}
 		if !c.hasPty {
 			c.end.set(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
 			return
@@ -120,7 +125,7 @@ func ourCommand(cmd []string) bool {
 // owner's detached sessions, if any.
 func (s *Server) login(c *conn) {
 	if c.fp != "" {
-		if list := s.life.detachedFor(c.ownerKey()); len(list) > 0 {
+		if list := s.detachedEverywhere(c); len(list) > 0 {
 			id, ok := s.pick(c, list)
 			if !ok {
 				return
@@ -178,6 +183,11 @@ type conn struct {
 	begin  time.Time
 	end    ending
 
+	addr net.Addr // the client's address (remote's)
+	// bridgedIn is set for a client a peer node bridged here: its user,
+	// fp, remote and addr are the ones the peer carried (acceptBridged).
+	bridgedIn bool
+
 	// ctx ends with the connection, or when stop is called.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -190,8 +200,9 @@ type conn struct {
 
 	mu      sync.Mutex // protects the following
 	win     ssh.Window
-	prog    *tea.Program // the program running now, or nil
-	in      io.Writer    // where input goes now (a program's decoder, a line's pipe), or nil
+	prog    *tea.Program     // the program running now, or nil
+	in      io.Writer        // where input goes now (a program's decoder, a line's pipe), or nil
+	resize  func(ssh.Window) // where window changes go besides prog (a bridge), or nil
 	command string
 	sid     string
 	role    string
@@ -207,6 +218,7 @@ func (s *Server) newConn(sess ssh.Session) *conn {
 		hasPty:    hasPty,
 		user:      sess.User(),
 		remote:    sess.RemoteAddr().String(),
+		addr:      sess.RemoteAddr(),
 		begin:     time.Now(),
 		win:       pty.Window,
 		inputDone: make(chan struct{}),
@@ -243,7 +255,7 @@ func (c *conn) limitKey() string {
 	if c.fp != "" {
 		return "key\x00" + c.fp
 	}
-	return "addr\x00" + hostOf(c.sess.RemoteAddr())
+	return "addr\x00" + hostOf(c.addr)
 }
 
 func (c *conn) attached(se *session.Session, role tui.Role) {
@@ -347,10 +359,13 @@ func (c *conn) watchWindow() {
 			}
 			c.mu.Lock()
 			c.win = w
-			p := c.prog
+			p, resize := c.prog, c.resize
 			c.mu.Unlock()
 			if p != nil {
 				p.Send(tea.WindowSizeMsg{Width: w.Width, Height: w.Height})
+			}
+			if resize != nil {
+				resize(w)
 			}
 		}
 	}

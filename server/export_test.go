@@ -23,3 +23,11 @@ func (s *Server) KillCluster() {
 		_ = sshLn.Close()
 	}
 }
+
+// IssueJoinCode gives live session id a fresh one-time join code.
+func (s *Server) IssueJoinCode(id string) (string, error) { return s.issueCode(id) }
+
+// CloseSSH closes the SSH listener and every SSH connection at once, with
+// no exit status or reason: what a crashed process looks like to its SSH
+// clients.
+func (s *Server) CloseSSH() { _ = s.ssh.Close() }

@@ -43,6 +43,9 @@ const (
 // code), and anyone else's resume gets the unknown-session line.
 func (s *Server) attachCmd(c *conn, verb, id, code string) {
 	ls, ok := s.life.get(id)
+	if !ok && s.bridgeAttach(c, verb, id, code) { // held by another node: cluster_ssh.go
+		return
+	}
 	if ok && c.isOwnerOf(ls.se) {
 		s.runTerminal(c, ls, tui.RoleOwner)
 		return

@@ -38,6 +38,9 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 			srv.ChannelHandlers = map[string]ssh.ChannelHandler{
 				"session": s.limitChannels(ssh.DefaultSessionHandler),
 			}
+			// Global requests: a peer node's proof request (cluster_ssh.go);
+			// any other is refused.
+			srv.RequestHandlers = map[string]ssh.RequestHandler{peerProofRequest: s.answerPeerProof}
 			return nil
 		},
 		wish.WithMiddleware(func(next ssh.Handler) ssh.Handler { return s.handle(next, false) }),
@@ -45,7 +48,8 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 	if s.keys != nil {
 		opts = append(opts, wish.WithPublicKeyAuth(func(ctx ssh.Context, key ssh.PublicKey) bool {
 			traceOf(ctx).offer()
-			return s.keys.allowed(key)
+			// A peer node bridging a client (cluster_ssh.go) need not be listed.
+			return s.keys.allowed(key) || s.cluster.isPeerKey(key)
 		}))
 	} else {
 		// Dev: any client, with or without a key. A proven key still

@@ -72,9 +72,9 @@ func requireOneAdopter(t *testing.T, ns []*clusterNode, id string) *clusterNode 
 }
 
 // TestSnapshotClusterNodeLost: the node holding a session dies without a
-// word; exactly one other node adopts the saved session, whose owner
-// resumes it there, and an agent reaches it with the same token through
-// the node that did not adopt it.
+// word; exactly one other node adopts the saved session, and its owner
+// and an agent with the same token reach it through the node that did
+// not adopt it.
 func TestSnapshotClusterNodeLost(t *testing.T) {
 	nodes := savingCluster(t)
 	a := nodes[0]
@@ -89,7 +89,9 @@ func TestSnapshotClusterNodeLost(t *testing.T) {
 	if home == other {
 		other = nodes[2]
 	}
-	back := connectCmd(t, home.ssh, clientOpts{user: "alice", key: key}, "resume "+id)
+	// The owner resumes through the node that did not adopt it (bridged
+	// to the adopter).
+	back := connectCmd(t, other.ssh, clientOpts{user: "alice", key: key}, "resume "+id)
 	if got := waitDemo(t, back); got != id {
 		t.Fatalf("resumed %s, want %s", got, id)
 	}

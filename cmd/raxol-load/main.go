@@ -11,6 +11,12 @@
 // bare wish + Bubble Tea server and a go-sdk echo tool; point the load at
 // it with --mcp-url and --tool echo (see floor.go).
 //
+// Against a cluster, --ssh and --metrics take the nodes' addresses,
+// comma-separated: sessions are opened on each node in turn, the nodes'
+// metrics are added up, and --agent-via picks the node each agent goes
+// through (its session's home, another node, or the nodes in turn). The
+// output then also counts sessions and agents per node (targets.go).
+//
 // It only talks to the addresses it is given, which should be loopback,
 // and stops by itself after --hold.
 //
@@ -65,6 +71,9 @@ type client struct {
 	mu    sync.Mutex    // protects em
 	em    *vt.Emulator  // the screen, as a terminal would show it
 	agent *mcp.ClientSession
+
+	sshAddr   string // the address it was opened on
+	home, via string // its agent's: the session's home (its URL's host:port), the host reached
 }
 
 // screen returns the client's screen text.
@@ -75,8 +84,8 @@ func (c *client) screen() string {
 }
 
 func run() error {
-	sshAddr := flag.String("ssh", "127.0.0.1:2222", "server SSH address")
-	metricsURL := flag.String("metrics", "http://127.0.0.1:8080/metrics", "server metrics URL")
+	sshFlag := flag.String("ssh", "127.0.0.1:2222", "server SSH address; several, comma-separated (the nodes of a cluster): sessions are opened on each in turn")
+	metricsFlag := flag.String("metrics", "http://127.0.0.1:8080/metrics", "server metrics URL; several, comma-separated: the nodes' samples are added up")
 	n := flag.Int("sessions", 100, "sessions to open")
 	parallel := flag.Int("parallel", 16, "connections opened at once")
 	hold := flag.Duration("hold", 10*time.Second, "how long the sessions stay open and idle")
@@ -88,10 +97,49 @@ func run() error {
 	typing := flag.Duration("typing", 10*time.Second, "how long the --typists type")
 	agentScreen := flag.Bool("agent-screen", false, "with --closed-loop: after each call, also time until its text is on the session's own terminal (agent→screen; raxol-ssh only)")
 	paced := flag.Float64("paced", 0, "with --closed-loop: each agent makes this many calls per second instead of back to back (an open loop)")
-	flag.StringVar(&mcpURL, "mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp)")
+	mcpFlag := flag.String("mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp); several, comma-separated: the agents take them in turn")
+	viaFlag := flag.String("agent-via", "home", "the node each agent reaches its session through: home (the attach panel's URL), other (a node that is not the session's home, so calls are passed between nodes) or round-robin (the --agent-nodes in turn)")
+	nodesFlag := flag.String("agent-nodes", "", "comma-separated base URLs of the nodes' HTTP (http://host:port) for --agent-via other and round-robin, the attach panel's URL naming one of them (default: the --metrics URLs' scheme://host:port)")
 	flag.StringVar(&writeTool, "tool", "demo.search.type_into", "the write tool agents call with {\"text\": ...}")
 	flag.StringVar(&readTool, "read-tool", "demo.search.get_value", "the read tool agents call with {} (\"\" calls the write tool instead)")
 	flag.Parse()
+	sshAddrs, err := splitList("--ssh", *sshFlag)
+	if err != nil {
+		return err
+	}
+	if len(sshAddrs) == 0 {
+		return errors.New("--ssh: no address")
+	}
+	metricsURLs, err := splitList("--metrics", *metricsFlag)
+	if err != nil {
+		return err
+	}
+	if len(metricsURLs) == 0 {
+		return errors.New("--metrics: no URL")
+	}
+	if mcpURLs, err = splitList("--mcp-url", *mcpFlag); err != nil {
+		return err
+	}
+	via, err := parseVia(*viaFlag)
+	if err != nil {
+		return err
+	}
+	if via != viaHome && len(mcpURLs) > 0 {
+		return errors.New("--agent-via is for the attach panel's URLs: with --mcp-url, the agents take the --mcp-url endpoints in turn")
+	}
+	nodeURLs, err := splitList("--agent-nodes", *nodesFlag)
+	if err != nil {
+		return err
+	}
+	if len(nodeURLs) == 0 {
+		if nodeURLs, err = origins(metricsURLs); err != nil {
+			return err
+		}
+	}
+	rt, err := newRouter(via, nodeURLs)
+	if err != nil {
+		return err
+	}
 
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -108,7 +156,7 @@ func run() error {
 		Timeout:         30 * time.Second,
 	}
 
-	before, err := scrape(*metricsURL)
+	before, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return fmt.Errorf("scrape before: %w", err)
 	}
@@ -126,7 +174,7 @@ func run() error {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := open(*sshAddr, cfg)
+			c, err := open(sshAddrs[i%len(sshAddrs)], cfg)
 			if err != nil {
 				failures.Add(1)
 				firstErr.CompareAndSwap(nil, err)
@@ -138,6 +186,13 @@ func run() error {
 	wg.Wait()
 	clients = slices.DeleteFunc(clients, func(c *client) bool { return c == nil })
 	fmt.Printf("opened %d sessions in %s (%d failed)\n", len(clients), time.Since(start).Round(time.Millisecond), failures.Load())
+	if len(sshAddrs) > 1 {
+		var per counts
+		for _, c := range clients {
+			per.add(c.sshAddr)
+		}
+		fmt.Printf("sessions per SSH address: %s\n", per.format(sshAddrs))
+	}
 	if e := firstErr.Load(); e != nil {
 		fmt.Printf("first failure: %v\n", e)
 	}
@@ -156,11 +211,11 @@ func run() error {
 		start := time.Now()
 		var attached atomic.Int64
 		var wg sync.WaitGroup
-		for _, c := range clients[:n] {
+		for i, c := range clients[:n] {
 			wg.Go(func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				if err := attach(c); err != nil {
+				if err := attach(c, i, rt); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}
@@ -169,6 +224,9 @@ func run() error {
 		}
 		wg.Wait()
 		fmt.Printf("attached %d MCP agents in %s\n", attached.Load(), time.Since(start).Round(time.Millisecond))
+		if len(rt.nodes) > 1 || via != viaHome || len(mcpURLs) > 1 {
+			fmt.Println(agentsPerNode(clients, via))
+		}
 		if e := firstErr.Load(); e != nil {
 			fmt.Printf("first failure: %v\n", e)
 		}
@@ -183,12 +241,12 @@ func run() error {
 
 	// Let first frames settle, then measure an idle period.
 	time.Sleep(2 * time.Second)
-	idleStart, err := scrape(*metricsURL)
+	idleStart, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return err
 	}
 	time.Sleep(*hold)
-	idleEnd, err := scrape(*metricsURL)
+	idleEnd, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return err
 	}
@@ -202,6 +260,13 @@ func run() error {
 	fmt.Printf("server with sessions: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f sessions=%.0f\n",
 		idleEnd["process_resident_memory_bytes"]/(1<<20), idleEnd["go_memstats_heap_inuse_bytes"]/(1<<20),
 		idleEnd["go_goroutines"], open)
+	if len(metricsURLs) > 1 {
+		line, err := sessionsPerNode(metricsURLs)
+		if err != nil {
+			return err
+		}
+		fmt.Println(line)
+	}
 	if open > 0 {
 		fmt.Printf("per session: rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n",
 			rss/open/1024, heap/open/1024, (idleEnd["go_goroutines"]-before["go_goroutines"])/open)
@@ -211,7 +276,7 @@ func run() error {
 
 	// Keystroke round trips: a key in, the first byte of the redraw out.
 	var lat []time.Duration
-	keysStart, err := scrape(*metricsURL)
+	keysStart, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return err
 	}
@@ -238,7 +303,7 @@ func run() error {
 		slices.Sort(lat)
 		fmt.Printf("keystroke round trip over %d keys: p50=%s p90=%s p99=%s max=%s\n", len(lat),
 			lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)*99/100], lat[len(lat)-1])
-		keysEnd, err := scrape(*metricsURL)
+		keysEnd, err := scrapeAll(metricsURLs)
 		if err != nil {
 			return err
 		}
@@ -248,7 +313,7 @@ func run() error {
 	}
 
 	if *typists > 0 {
-		if err := typeBackToBack(clients[:min(*typists, len(clients))], *typing, *metricsURL, cpu/hold.Seconds()); err != nil {
+		if err := typeBackToBack(clients[:min(*typists, len(clients))], *typing, metricsURLs, cpu/hold.Seconds()); err != nil {
 			return err
 		}
 	}
@@ -257,7 +322,7 @@ func run() error {
 			return err
 		}
 		if *closedLoop > 0 {
-			if err := closedLoopCalls(clients, *closedLoop, *paced, *agentScreen, *metricsURL, cpu/hold.Seconds()); err != nil {
+			if err := closedLoopCalls(clients, *closedLoop, *paced, *agentScreen, metricsURLs, cpu/hold.Seconds()); err != nil {
 				return err
 			}
 		}
@@ -270,12 +335,12 @@ func run() error {
 // each key sent once the previous one's redraw began, all clients at
 // once, and reports keys/s, the round trips and the server's CPU per key
 // net of what the sessions cost idle.
-func typeBackToBack(clients []*client, d time.Duration, metricsURL string, idleCores float64) error {
+func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, idleCores float64) error {
 	for _, c := range clients {
 		drain(c.out)
 	}
 	deadline := time.Now().Add(d)
-	r, err := runPhase(len(clients), metricsURL, "typing", func(i int) ([]time.Duration, error) {
+	r, err := runPhase(len(clients), metricsURLs, "typing", func(i int) ([]time.Duration, error) {
 		c := clients[i]
 		var lat []time.Duration
 		for n := 0; time.Now().Before(deadline); n++ {
@@ -326,9 +391,10 @@ func (r phaseResult) cpuPer(idleCores float64) string {
 }
 
 // runPhase runs work for workers 0..n-1 at once and measures them: their
-// latencies, the time taken and the server's CPU (from metricsURL).
-func runPhase(n int, metricsURL, what string, work func(i int) ([]time.Duration, error)) (phaseResult, error) {
-	before, err := scrape(metricsURL)
+// latencies, the time taken and the server's CPU (from metricsURLs, added
+// up).
+func runPhase(n int, metricsURLs []string, what string, work func(i int) ([]time.Duration, error)) (phaseResult, error) {
+	before, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return phaseResult{}, err
 	}
@@ -341,7 +407,7 @@ func runPhase(n int, metricsURL, what string, work func(i int) ([]time.Duration,
 	}
 	wg.Wait()
 	r := phaseResult{elapsed: time.Since(start)}
-	after, err := scrape(metricsURL)
+	after, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return r, err
 	}
@@ -397,7 +463,7 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 		conn.Close()
 		return nil, err
 	}
-	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(80, 24)}
+	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(80, 24), sshAddr: addr}
 	go func() { _, _ = io.Copy(stdin, c.em) }() // the terminal's replies to queries
 	first := make(chan struct{})
 	go func() {
@@ -431,7 +497,10 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 }
 
 // The agents' endpoint and tools (flags).
-var mcpURL, writeTool, readTool string
+var (
+	mcpURLs             []string
+	writeTool, readTool string
+)
 
 var (
 	urlRe   = regexp.MustCompile(`(http://\S+/sessions/\S+/mcp)`)
@@ -439,15 +508,17 @@ var (
 )
 
 // attach opens the attach panel with ctrl+o, reads the session's MCP URL
-// and token off the screen, closes the panel and connects an agent.
-func attach(c *client) error {
-	if mcpURL != "" {
+// and token off the screen, closes the panel and connects agent i through
+// the node r picks.
+func attach(c *client, i int, r *router) error {
+	if len(mcpURLs) > 0 {
+		endpoint := mcpURLs[i%len(mcpURLs)]
 		cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
-		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: mcpURL}, nil)
+		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
 		if err != nil {
-			return fmt.Errorf("mcp connect %s: %w", mcpURL, err)
+			return fmt.Errorf("mcp connect %s: %w", endpoint, err)
 		}
-		c.agent = cs
+		c.agent, c.via = cs, endpoint
 		return nil
 	}
 	if _, err := io.WriteString(c.stdin, "\x0f"); err != nil {
@@ -471,13 +542,17 @@ func attach(c *client) error {
 	if _, err := io.WriteString(c.stdin, "\x0f"); err != nil {
 		return err
 	}
+	endpoint, home, via, err := r.route(i, url)
+	if err != nil {
+		return err
+	}
 	hc := &http.Client{Transport: bearer{token}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
-	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
 	if err != nil {
-		return fmt.Errorf("mcp connect %s: %w", url, err)
+		return fmt.Errorf("mcp connect %s: %w", endpoint, err)
 	}
-	c.agent = cs
+	c.agent, c.home, c.via = cs, home, via
 	return nil
 }
 
@@ -542,7 +617,7 @@ func timeCalls(clients []*client, n int) error {
 // closedLoopCalls has every agent make write calls back to back for d,
 // all at once, and reports the calls per second, their latency and the
 // server's CPU per call (process_cpu_seconds_total over the calls).
-func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen bool, metricsURL string, idleCores float64) error {
+func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen bool, metricsURLs []string, idleCores float64) error {
 	var agents []*client
 	for _, c := range clients {
 		if c.agent != nil {
@@ -551,7 +626,7 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen 
 	}
 	deadline := time.Now().Add(d)
 	screenLat := make([][]time.Duration, len(agents))
-	r, err := runPhase(len(agents), metricsURL, "closed loop", func(i int) ([]time.Duration, error) {
+	r, err := runPhase(len(agents), metricsURLs, "closed loop", func(i int) ([]time.Duration, error) {
 		c := agents[i]
 		var lat []time.Duration
 		next := time.Now()
@@ -636,6 +711,62 @@ func drain0(c chan struct{}) {
 			return
 		}
 	}
+}
+
+// scrapeAll scrapes every URL and adds the samples up: the cluster's
+// total.
+func scrapeAll(urls []string) (map[string]float64, error) {
+	var all []map[string]float64
+	for _, u := range urls {
+		m, err := scrape(u)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", u, err)
+		}
+		all = append(all, m)
+	}
+	return sumSamples(all), nil
+}
+
+// sessionsPerNode reads each node's raxol_sessions_open.
+func sessionsPerNode(urls []string) (string, error) {
+	hosts, err := origins(urls)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for i, u := range urls {
+		m, err := scrape(u)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", u, err)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%.0f", strings.TrimPrefix(hosts[i], "http://"), m["raxol_sessions_open"]))
+	}
+	return "sessions open per node: " + strings.Join(parts, " "), nil
+}
+
+// agentsPerNode says where the agents' sessions live and which nodes they
+// went through.
+func agentsPerNode(clients []*client, via agentVia) string {
+	var home, through counts
+	away, n := 0, 0
+	for _, c := range clients {
+		if c.agent == nil {
+			continue
+		}
+		n++
+		if c.home != "" {
+			home.add(c.home)
+		}
+		through.add(c.via)
+		if c.home != "" && c.via != c.home {
+			away++
+		}
+	}
+	if len(mcpURLs) > 0 {
+		return fmt.Sprintf("agents per endpoint: %s", &through)
+	}
+	return fmt.Sprintf("agents per node (--agent-via %s): sessions at home %s; through %s; %d of %d through a node other than their session's",
+		via, &home, &through, away, n)
 }
 
 // scrape reads the unlabelled samples of a Prometheus text exposition.

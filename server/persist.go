@@ -50,7 +50,7 @@ type tracked struct {
 	version   uint64
 	activity  uint64
 	token     [32]byte
-	tooLarge  bool // logged once
+	failing   bool // its last save failed (logged once)
 }
 
 // openSnapshots opens the snapshot store for an app with a codec, or
@@ -198,19 +198,33 @@ func (p *persister) flush(ctx context.Context) {
 	clear(p.deletes)
 	p.mu.Unlock()
 
+	recs := make([]store.Record, 0, len(jobs))
+	encoded := jobs[:0]
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		if err := p.save(ctx, j.t); err != nil {
+		data, err := p.record(j.t)
+		if err != nil {
 			continue
 		}
+		recs = append(recs, store.Record{ID: j.t.se.ID, Data: data})
+		encoded = append(encoded, j)
+	}
+	for i := 0; i < len(recs); i += saveBatch {
+		end := min(i+saveBatch, len(recs))
+		ok := p.write(ctx, recs[i:end])
 		p.mu.Lock()
-		j.t.stored, j.t.version, j.t.activity, j.t.token = true, j.version, j.activity, j.token
-		if cur, ok := p.tracked[j.t.se.ID]; !ok || cur != j.t {
-			// It ended while being saved.
-			if !p.draining {
-				p.deletes[j.t.se.ID] = struct{}{}
+		for k, j := range encoded[i:end] {
+			if !ok[k] {
+				continue
+			}
+			j.t.stored, j.t.version, j.t.activity, j.t.token = true, j.version, j.activity, j.token
+			if cur, live := p.tracked[j.t.se.ID]; !live || cur != j.t {
+				// It ended while being saved.
+				if !p.draining {
+					p.deletes[j.t.se.ID] = struct{}{}
+				}
 			}
 		}
 		p.mu.Unlock()
@@ -234,9 +248,46 @@ func (p *persister) flush(ctx context.Context) {
 	}
 }
 
-// save writes one session's record. The version read before the encode
-// is what flush remembers: a change during the encode is saved next time.
-func (p *persister) save(ctx context.Context, t *tracked) error {
+// saveBatch bounds the records written in one store transaction.
+const saveBatch = 256
+
+// write saves recs, in one transaction when the store can (one fsync for
+// a second's changes of many sessions), and reports which were saved.
+func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
+	ok := make([]bool, len(recs))
+	done := func(i int) {
+		ok[i] = true
+		p.s.metrics.SnapshotsSaved.Inc()
+		p.s.metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
+	}
+	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	if b, batches := p.store.(store.Batcher); batches && len(recs) > 1 {
+		if err := b.PutMany(octx, recs); err != nil {
+			p.s.metrics.SnapshotFailures.WithLabelValues("store").Add(float64(len(recs)))
+			p.s.log.Warn("session snapshots: the store refused a batch", "sessions", len(recs), "err", err)
+			return ok
+		}
+		for i := range recs {
+			done(i)
+		}
+		return ok
+	}
+	for i, r := range recs {
+		if err := p.store.Put(octx, r.ID, r.Data); err != nil {
+			p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+			p.s.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
+			continue
+		}
+		done(i)
+	}
+	return ok
+}
+
+// record encodes one session's record, or says why not (logged and
+// counted here). The version flush read before the encode is what it
+// remembers: a change during the encode is saved next time.
+func (p *persister) record(t *tracked) ([]byte, error) {
 	se := t.se
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
@@ -246,8 +297,10 @@ func (p *persister) save(ctx context.Context, t *tracked) error {
 	}
 	if err != nil {
 		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
-		p.s.log.Warn("session snapshot: encoding the model failed; not saved", "session", se.ID, "err", err)
-		return err
+		if p.firstFailure(t) {
+			p.s.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
+		}
+		return nil, err
 	}
 	sv := se.Save()
 	p.mu.Lock()
@@ -262,32 +315,29 @@ func (p *persister) save(ctx context.Context, t *tracked) error {
 	data, err := json.Marshal(&rec)
 	if err != nil {
 		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
-		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
+		return nil, fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	if len(data) > p.max {
 		p.s.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
-		p.mu.Lock()
-		first := !t.tooLarge
-		t.tooLarge = true
-		p.mu.Unlock()
-		if first {
+		if p.firstFailure(t) {
 			p.s.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
 		}
-		return store.ErrTooLarge
-	}
-	octx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	if err := p.store.Put(octx, se.ID, data); err != nil {
-		p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
-		p.s.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
-		return err
+		return nil, store.ErrTooLarge
 	}
 	p.mu.Lock()
-	t.tooLarge = false
+	t.failing = false
 	p.mu.Unlock()
-	p.s.metrics.SnapshotsSaved.Inc()
-	p.s.metrics.SnapshotBytes.Add(float64(len(data)))
-	return nil
+	return data, nil
+}
+
+// firstFailure marks t as failing to save and reports whether it was not
+// already: a session that cannot be saved is logged once, not every tick.
+func (p *persister) firstFailure(t *tracked) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	first := !t.failing
+	t.failing = true
+	return first
 }
 
 // beginDrain stops the saver, keeps the records of sessions that end from

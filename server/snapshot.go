@@ -84,7 +84,9 @@ func (c *SnapshotCodec) check() error {
 
 // SnapshotOptions configure saving sessions. They apply to an app with a
 // codec (App.Snapshots); without one sessions end with the server, as
-// they always did.
+// they always did. Sessions are saved and restored by a server that
+// serves on listeners (ListenAndServe, Serve, StartOn); one only mounted
+// into the caller's servers (Middleware, Handler) saves nothing.
 type SnapshotOptions struct {
 	// Disabled saves nothing even for an app with a codec.
 	Disabled bool

@@ -144,6 +144,11 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	if stderr := requireTurnedAway(t, other); strings.TrimRight(stderr, "\r\n") != noSuchSessionLine {
 		t.Fatalf("resume with another key: stderr %q", stderr)
 	}
+	// The owner's plain login offers it in the picker; they leave it
+	// there and resume it by id.
+	picker := connect(t, srv2.SSHAddr(), clientOpts{user: "alice", key: key})
+	picker.WaitFor(t, func(s string) bool { return strings.Contains(s, "detached sessions") && strings.Contains(s, id) }, waitLong)
+	picker.Key("\x03")
 	back := connectCmd(t, srv2.SSHAddr(), clientOpts{user: "alice", key: key}, "resume "+id)
 	if got := waitDemo(t, back); got != id {
 		t.Fatalf("resumed %s, want %s", got, id)

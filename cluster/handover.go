@@ -34,11 +34,13 @@ func (n *Node) kept(id string) bool {
 	return f != nil && f(id)
 }
 
-// ClaimAbsent makes this node the home of session e.ID, which has no entry
-// in the directory (a saved session nobody holds): a create, so that of
-// several nodes claiming it exactly one wins; the others, and a claim of
-// an id that has an entry, get an error matching ErrClaimLost. The result
-// is the stored entry, remembered as if announced.
+// ClaimAbsent makes this node the home of session e.ID, a saved session
+// nobody holds: one with no entry in the directory (a create) or whose
+// entry names a node that is not live (left behind when every node
+// stopped; a compare-and-set on its revision). Of several nodes claiming
+// it exactly one wins; the others, and a claim of a session a live node
+// holds, get an error matching ErrClaimLost. The result is the stored
+// entry, remembered as if announced.
 func (n *Node) ClaimAbsent(ctx context.Context, e SessionEntry) (SessionEntry, error) {
 	if err := checkID("session id", e.ID); err != nil {
 		return SessionEntry{}, fmt.Errorf("cluster: claim session: %w", err)
@@ -56,7 +58,10 @@ func (n *Node) ClaimAbsent(ctx context.Context, e SessionEntry) (SessionEntry, e
 	defer cancel()
 	rev, err := n.sessions().Create(octx, sessKey(e.ID), data)
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return SessionEntry{}, fmt.Errorf("cluster: claim session %s: %w", e.ID, ErrClaimLost)
+		rev, err = n.claimStale(octx, e.ID, data)
+	}
+	if errors.Is(err, ErrClaimLost) {
+		return SessionEntry{}, fmt.Errorf("cluster: claim session %s: %w", e.ID, err)
 	}
 	if err != nil {
 		return SessionEntry{}, fmt.Errorf("cluster: claim session %s: %w", e.ID, n.opErr(ctx, err))
@@ -86,4 +91,27 @@ func (n *Node) DropOrphan(ctx context.Context, e SessionEntry) error {
 		return fmt.Errorf("cluster: drop orphan %s: %w", e.ID, n.opErr(ctx, err))
 	}
 	return nil
+}
+
+// claimStale takes over session id's entry when its home is not live.
+func (n *Node) claimStale(ctx context.Context, id string, data []byte) (uint64, error) {
+	kve, err := n.sessions().Get(ctx, sessKey(id))
+	if err != nil {
+		if isNotFound(err) { // deleted since: the next claim creates it
+			return 0, ErrClaimLost
+		}
+		return 0, err
+	}
+	old, err := decodeSession(kve)
+	if err != nil {
+		return 0, fmt.Errorf("entry is not JSON: %w", err)
+	}
+	if _, live := n.liveNode(old.Node); live || old.Node == n.opts.NodeID {
+		return 0, fmt.Errorf("%w: node %s holds it", ErrClaimLost, old.Node)
+	}
+	rev, err := n.sessions().Update(ctx, sessKey(id), data, kve.Revision())
+	if isRevisionMismatch(err) {
+		return 0, ErrClaimLost
+	}
+	return rev, err
 }

@@ -114,6 +114,10 @@ func ServeStdio(ctx context.Context, app App, opts Options, t mcp.Transport, wit
 }
 
 func serveStdioWithSSH(ctx context.Context, app App, opts Options, t mcp.Transport, started func(StdioSession)) error {
+	// The session belongs to the process that spawned this one and ends
+	// with it: nothing is saved (nor is a running server's store, which
+	// may share the data directory, opened).
+	opts.Snapshots.Disabled = true
 	srv, err := New(app, opts)
 	if err != nil {
 		return err

@@ -14,6 +14,34 @@ import "reflect"
 // read more (the time, say), so it is always drawn.
 type RenderCache struct {
 	prev, cur map[string]cachedWidget
+	// boxes are the boxes drawn around cached widgets, by the widget's id.
+	prevBoxes, curBoxes map[string]cachedBox
+}
+
+// cachedBox is a Box drawn around a widget the cache reused: the same
+// drawing, given the same child lines, title, width, focus, highlight and
+// theme.
+type cachedBox struct {
+	title                string
+	inner, lines         int
+	focused, highlighted bool
+	theme                *Theme
+	out                  []string
+}
+
+func (c *RenderCache) lookupBox(id string, k cachedBox) (cachedBox, bool) {
+	e, ok := c.prevBoxes[id]
+	if !ok || e.title != k.title || e.inner != k.inner || e.lines != k.lines || e.focused != k.focused ||
+		e.highlighted != k.highlighted || e.theme != k.theme {
+		return cachedBox{}, false
+	}
+	return e, true
+}
+
+func (c *RenderCache) storeBox(id string, e cachedBox) {
+	if c.curBoxes != nil {
+		c.curBoxes[id] = e
+	}
 }
 
 type cachedWidget struct {
@@ -29,6 +57,7 @@ type cachedWidget struct {
 // begin starts a frame: what the last frame drew is what can be reused.
 func (c *RenderCache) begin() {
 	c.prev, c.cur = c.cur, make(map[string]cachedWidget, len(c.cur))
+	c.prevBoxes, c.curBoxes = c.curBoxes, make(map[string]cachedBox, len(c.curBoxes))
 }
 
 // cacheable reports whether w's drawing depends only on what the cache
@@ -60,4 +89,6 @@ func (c *RenderCache) store(id string, e cachedWidget) {
 }
 
 // Len is how many widgets' drawing the cache keeps.
-func (c *RenderCache) Len() int { return len(c.prev) + len(c.cur) }
+func (c *RenderCache) Len() int {
+	return len(c.prev) + len(c.cur) + len(c.prevBoxes) + len(c.curBoxes)
+}

@@ -41,11 +41,34 @@ func lineWidth(s string) int {
 			for i < len(s) && (s[i] < 0x40 || s[i] > 0x7e) {
 				i++
 			}
+		case c == 0xe2 && i+2 < len(s) && oneCell(s[i+1], s[i+2]):
+			// A box-drawing or block character (borders, rules, bars):
+			// one cell, and nothing joins it to what came before.
+			n++
+			i += 2
 		default:
 			return ansi.StringWidth(s)
 		}
 	}
 	return n
+}
+
+// oneCell reports whether the three-byte UTF-8 sequence 0xe2 b1 b2 is a
+// rune of U+2500–U+259F (box drawing, block elements) or the bullet and
+// ellipsis (U+2022, U+2026): drawn one cell wide, and never part of a
+// grapheme cluster with the rune before it. A combining mark or joiner
+// after one is not on the fast path, so the whole line is then measured
+// in full.
+func oneCell(b1, b2 byte) bool {
+	switch b1 {
+	case 0x94, 0x95: // U+2500–U+257F
+		return b2 >= 0x80 && b2 <= 0xbf
+	case 0x96: // U+2580–U+259F
+		return b2 >= 0x80 && b2 <= 0x9f
+	case 0x80: // U+2022, U+2026
+		return b2 == 0xa2 || b2 == 0xa6
+	}
+	return false
 }
 
 // padLine pads or cuts one line to exactly w cells.

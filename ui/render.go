@@ -170,6 +170,9 @@ type block struct {
 	lines []string
 	w     int
 	hits  []Hit
+	// reused is set for a widget drawn from the RenderCache: its lines
+	// are the ones it drew last frame.
+	reused bool
 }
 
 func (b *block) empty() bool { return len(b.lines) == 0 && len(b.hits) == 0 }
@@ -302,7 +305,7 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 		e, ok := c.lookup(id, w, st, rc)
 		if ok {
 			*st = e.after
-			b = block{lines: append([]string(nil), e.lines...), w: e.blockW}
+			b = block{lines: append([]string(nil), e.lines...), w: e.blockW, reused: true}
 		} else {
 			b = linesOf(w.Render(rc), width)
 			e = cachedWidget{w: w, before: before, after: *st, width: rc.Width, height: rc.Height, fill: rc.Fill,
@@ -493,13 +496,34 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	}
 	child := r.node(b.Child, inner, innerH, fill)
 	border := r.theme.Border
+	focused := false
 	for _, h := range child.hits {
 		if h.ID == r.focus && r.focus != "" {
 			border = r.theme.FocusBorder
+			focused = true
 			break
 		}
 	}
-	out := block{w: inner + 2, lines: make([]string, 0, len(child.lines)+2)}
+	out := block{w: inner + 2}
+	// A box around a widget drawn as it was last frame is drawn as it
+	// was too: measuring and padding every line again is most of a big
+	// table's frame.
+	var key cachedBox
+	childID := ""
+	if c := r.opts.Cache; c != nil && child.reused {
+		if w, ok := b.Child.(Widget); ok && cacheable(w) {
+			childID = w.WidgetID()
+			key = cachedBox{title: b.Title, inner: inner, lines: len(child.lines), focused: focused,
+				highlighted: childID == r.opts.Highlight, theme: r.theme}
+			if e, ok := c.lookupBox(childID, key); ok {
+				out.lines = append(make([]string, 0, len(e.out)), e.out...)
+				c.storeBox(childID, e)
+				out.hits = boxHits(child.hits)
+				return out
+			}
+		}
+	}
+	out.lines = make([]string, 0, len(child.lines)+2)
 	title := b.Title
 	if title != "" && inner >= 5 {
 		title = Truncate(title, inner-4)
@@ -517,11 +541,21 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 		out.lines = append(out.lines, side+padLine(l, inner)+side)
 	}
 	out.lines = append(out.lines, Paint(border, "╰"+strings.Repeat("─", inner)+"╯"))
-	out.hits = make([]Hit, 0, len(child.hits))
-	for _, h := range child.hits {
+	out.hits = boxHits(child.hits)
+	if childID != "" {
+		key.out = append([]string(nil), out.lines...)
+		r.opts.Cache.storeBox(childID, key)
+	}
+	return out
+}
+
+// boxHits moves a box's child's hits inside its border.
+func boxHits(child []Hit) []Hit {
+	out := make([]Hit, 0, len(child))
+	for _, h := range child {
 		h.Rect.X++
 		h.Rect.Y++
-		out.hits = append(out.hits, h)
+		out = append(out, h)
 	}
 	return out
 }

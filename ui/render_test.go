@@ -10,18 +10,33 @@ import (
 
 // lineWidth's fast path must agree with the full measurement.
 func TestLineWidthMatchesANSIStringWidth(t *testing.T) {
-	for _, s := range []string{"", "abc", "\x1b[1;31mred\x1b[0m", "\x1b[38;5;12mx\x1b[m y", "日本", "a\tb", "é", "\x1b]0;t\x07x", "\x1b[", "\x1b[1"} {
+	for _, s := range []string{"", "abc", "\x1b[1;31mred\x1b[0m", "\x1b[38;5;12mx\x1b[m y", "日本", "a\tb", "é", "\x1b]0;t\x07x", "\x1b[", "\x1b[1",
+		"╭─ Services ─╮", "│ x │", "▁▂▃█", "• a…", "─\u0301", "│\u200d", "█\ufe0f", "\xe2\x94", "\xe2", "╰\x1b[0m╯"} {
 		if got, want := lineWidth(s), ansi.StringWidth(s); got != want {
 			t.Errorf("lineWidth(%q) = %d, want %d", s, got, want)
 		}
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		parts := rapid.SliceOf(rapid.SampledFrom([]string{"a", "Z", " ", "~", "\x1b[1m", "\x1b[0m", "\x1b[38;2;1;2;3m", "日", "é", "\t", "\x1b[?25l"})).Draw(t, "parts")
+		parts := rapid.SliceOf(rapid.SampledFrom([]string{"a", "Z", " ", "~", "\x1b[1m", "\x1b[0m", "\x1b[38;2;1;2;3m", "日", "é", "\t", "\x1b[?25l",
+			"─", "│", "╭", "╯", "▁", "█", "▟", "•", "…", "\u0301", "\u200d", "\ufe0f", "\u20e3", "👍", "\xe2", "\x94"})).Draw(t, "parts")
 		s := strings.Join(parts, "")
 		if got, want := lineWidth(s), ansi.StringWidth(s); got != want {
 			t.Fatalf("lineWidth(%q) = %d, want %d", s, got, want)
 		}
 	})
+}
+
+// Every rune of the fast path is one cell, alone, as the full measurement
+// says.
+func TestOneCellRunes(t *testing.T) {
+	for r := rune(0x2000); r < 0x2600; r++ {
+		b := []byte(string(r))
+		if len(b) == 3 && b[0] == 0xe2 && oneCell(b[1], b[2]) {
+			if w := ansi.StringWidth(string(r)); w != 1 {
+				t.Errorf("U+%04X: width %d on the fast path", r, w)
+			}
+		}
+	}
 }
 
 func TestRenderLayoutAndHits(t *testing.T) {

@@ -69,9 +69,22 @@ func startClusterWith(t *testing.T, natsURL string, base server.Options, ids ...
 // startClusterOf is startCluster with app and base options of the test's.
 func startClusterOf(t *testing.T, natsURL string, app server.App, base server.Options, ids ...string) []*clusterNode {
 	t.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	bucket := fmt.Sprintf("e2e%d", clusterSeq.Add(1))
+	return startNodes(t, natsURL, app, base, nil, "", ids...)
+}
+
+// startNodes starts nodes ids of app with base's options, on one NATS,
+// each on its own loopback listeners, with a 1 s heartbeat and a 3 s
+// TTL; a nil secret and an empty bucket are chosen afresh (a test that
+// adds nodes later passes the first nodes' own).
+func startNodes(t *testing.T, natsURL string, app server.App, base server.Options, secret []byte, bucket string, ids ...string) []*clusterNode {
+	t.Helper()
+	if secret == nil {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret)
+	}
+	if bucket == "" {
+		bucket = fmt.Sprintf("e2e%d", clusterSeq.Add(1))
+	}
 	var nodes []*clusterNode
 	for _, id := range ids {
 		sshLn, err := net.Listen("tcp", "127.0.0.1:0")

@@ -46,14 +46,6 @@ type mcpCluster struct {
 // 10 s drain.
 func startMCPCluster(t *testing.T, natsURL string, cfg mcpCluster, ids ...string) []*clusterNode {
 	t.Helper()
-	secret, bucket := cfg.secret, cfg.bucket
-	if secret == nil {
-		secret = make([]byte, 32)
-		_, _ = rand.Read(secret)
-	}
-	if bucket == "" {
-		bucket = fmt.Sprintf("mcp%d", clusterSeq.Add(1))
-	}
 	keys := filepath.Join(t.TempDir(), "api_keys")
 	if err := os.WriteFile(keys, []byte(clusterKeyA+"\n"+clusterKeyB+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -63,41 +55,11 @@ func startMCPCluster(t *testing.T, natsURL string, cfg mcpCluster, ids ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nodes []*clusterNode
-	for _, id := range ids {
-		sshLn, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := testOptions(t, server.Options{
-			DrainTimeout: 10 * time.Second,
-			Headless:     server.HeadlessOptions{APIKeysFile: keys},
-			MCP:          server.MCPOptions{ToolAuthorizer: tools},
-			Cluster: server.ClusterOptions{Options: cluster.Options{
-				NATSURL: natsURL, NodeID: id, Secret: secret, Bucket: bucket,
-				Heartbeat: time.Second, TTL: 3 * time.Second,
-			}},
-		})
-		srv, err := server.New(counterApp(), opts)
-		if err != nil {
-			t.Fatalf("node %s: New: %v", id, err)
-		}
-		if err := srv.StartOn(sshLn, httpLn); err != nil {
-			t.Fatalf("node %s: StartOn: %v", id, err)
-		}
-		ts := &testServer{Server: srv, t: t}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			_ = ts.Shutdown(ctx)
-		})
-		nodes = append(nodes, &clusterNode{testServer: ts, id: id, ssh: sshLn.Addr().String(), http: httpLn.Addr().String()})
-	}
-	return nodes
+	return startNodes(t, natsURL, counterApp(), server.Options{
+		DrainTimeout: 10 * time.Second,
+		Headless:     server.HeadlessOptions{APIKeysFile: keys},
+		MCP:          server.MCPOptions{ToolAuthorizer: tools},
+	}, cfg.secret, cfg.bucket, ids...)
 }
 
 // controlOn is an MCP client of node n's /mcp with API key key.

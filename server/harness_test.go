@@ -82,18 +82,29 @@ func testOptions(t testing.TB, opts server.Options) server.Options {
 	return opts
 }
 
+// demoApp is the demo as the tests serve it.
+func demoApp() server.App {
+	return server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}
+}
+
 // newServerOpts creates (but does not start) a demo server with
 // testOptions.
 func newServerOpts(t testing.TB, opts server.Options) (*server.Server, error) {
 	t.Helper()
-	return server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, testOptions(t, opts))
+	return server.New(demoApp(), testOptions(t, opts))
 }
 
 // startServer creates and starts a demo server; it is shut down when the
 // test ends (unless the test shut it down itself).
 func startServer(t testing.TB, opts server.Options) *testServer {
 	t.Helper()
-	srv, err := newServerOpts(t, opts)
+	return startApp(t, demoApp(), opts)
+}
+
+// startApp is startServer with app.
+func startApp(t testing.TB, app server.App, opts server.Options) *testServer {
+	t.Helper()
+	srv, err := server.New(app, testOptions(t, opts))
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}

@@ -21,34 +21,9 @@ import (
 
 // savingDemo is the demo with its snapshot codec at version v.
 func savingDemo(v int) server.App {
-	return server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
-		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(), Snapshots: server.JSONCodec[demo.Model](v)}
-}
-
-// startApp starts app with testOptions(opts); the server is shut down
-// when the test ends unless the test did.
-func startApp(t *testing.T, app server.App, opts server.Options) *testServer {
-	t.Helper()
-	srv, err := server.New(app, testOptions(t, opts))
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	ts := &testServer{Server: srv, t: t}
-	t.Cleanup(func() {
-		ts.mu.Lock()
-		done := ts.shutdown
-		ts.shutdown = true
-		ts.mu.Unlock()
-		if !done {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(ctx)
-		}
-	})
-	return ts
+	app := demoApp()
+	app.Snapshots = server.JSONCodec[demo.Model](v)
+	return app
 }
 
 func stop(t *testing.T, srv *testServer) {

@@ -375,16 +375,7 @@ func TestClusterBridgedConnectionsCountTheClientAddress(t *testing.T) {
 // connection to the home drops (the home's process died; the directory
 // does not know yet), the bridged terminal is told at once, in one line.
 func TestClusterDroppedHomeConnectionEndsBridgedTerminal(t *testing.T) {
-	ns := runNATS(t, t.TempDir(), -1)
-	nodes := startCluster(t, ns.ClientURL(), "a", "b")
-	a, b := nodes[0], nodes[1]
-	key := newKey(t)
-	owner := connect(t, a.ssh, clientOpts{user: "alice", key: key})
-	owner.WaitFor(t, "alice's count: 0", waitLong)
-	se := onlySession(t, a.testServer)
-	waitDirectory(t, b, se.ID, anyEntry)
-	bridged := connectCmd(t, b.ssh, clientOpts{user: "alice", key: key}, "join "+se.ID)
-	bridged.WaitFor(t, "alice's count: 0", waitLong)
+	a, bridged := bridgedOwner(t)
 
 	dropped := time.Now()
 	a.CloseSSH()
@@ -398,6 +389,20 @@ func TestClusterDroppedHomeConnectionEndsBridgedTerminal(t *testing.T) {
 // terminal bridged to it with its own reason, passed through the bridge,
 // not with "went away" (it leaves the cluster as it drains).
 func TestClusterDrainedHomeTellsBridgedTerminal(t *testing.T) {
+	a, bridged := bridgedOwner(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Errorf("drain of A: %v", err)
+	}
+	requireOnlyLine(t, bridged, serverStoppingLine)
+}
+
+// bridgedOwner starts nodes a and b, logs alice in on a, and joins her
+// session from b with her key: a's node and the bridged terminal.
+func bridgedOwner(t *testing.T) (*clusterNode, *client) {
+	t.Helper()
 	ns := runNATS(t, t.TempDir(), -1)
 	nodes := startCluster(t, ns.ClientURL(), "a", "b")
 	a, b := nodes[0], nodes[1]
@@ -408,11 +413,5 @@ func TestClusterDrainedHomeTellsBridgedTerminal(t *testing.T) {
 	waitDirectory(t, b, se.ID, anyEntry)
 	bridged := connectCmd(t, b.ssh, clientOpts{user: "alice", key: key}, "join "+se.ID)
 	bridged.WaitFor(t, "alice's count: 0", waitLong)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := a.Shutdown(ctx); err != nil {
-		t.Errorf("drain of A: %v", err)
-	}
-	requireOnlyLine(t, bridged, serverStoppingLine)
+	return a, bridged
 }

@@ -326,3 +326,37 @@ func TestJSONCodec(t *testing.T) {
 		t.Fatal("a model of another type encoded")
 	}
 }
+
+// TestSnapshotGarbageInTheStore: records that are not JSON, name another
+// session or app, or hold a model the codec cannot read are skipped and
+// counted; the server starts and serves.
+func TestSnapshotGarbageInTheStore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := store.OpenBolt(filepath.Join(dir, server.SnapshotFileName), store.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for id, rec := range map[string]string{
+		"aaaaaaaaaaaaaaaaaaaaaaaa": "\x00\xffnot json",
+		"bbbbbbbbbbbbbbbbbbbbbbbb": `{"format":1,"app":"demo","version":1,"id":"cccccccccccccccccccccccc","token_sha256":"00","saved_at":"2099-01-01T00:00:00Z","model":"e30="}`,
+		"dddddddddddddddddddddddd": `{"format":1,"app":"other","version":1,"id":"dddddddddddddddddddddddd","saved_at":"2099-01-01T00:00:00Z","model":"e30="}`,
+		"eeeeeeeeeeeeeeeeeeeeeeee": `{"format":1,"app":"demo","version":1,"id":"eeeeeeeeeeeeeeeeeeeeeeee","token_sha256":"` + strings.Repeat("ab", 32) + `","ssh_owned":true,"saved_at":"2099-01-01T00:00:00Z","model":"bm90IGpzb24="}`,
+		"ffffffffffffffffffffffff": `{"format":99}`,
+	} {
+		if err := st.Put(ctx, id, []byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = st.Close()
+	srv := startApp(t, savingDemo(1), server.Options{DataDir: dir, SSH: server.SSHOptions{ResumeGrace: time.Minute}})
+	if got := scrapeMetric(t, srv.HTTPAddr(), `raxol_snapshot_failures_total{reason="decode"}`); got != 5 {
+		t.Fatalf("%v decode failures counted, want 5", got)
+	}
+	if n := srv.Sessions().Count(); n != 0 {
+		t.Fatalf("%d sessions restored from garbage", n)
+	}
+	c := connect(t, srv.SSHAddr(), clientOpts{user: "bob"})
+	waitDemo(t, c)
+}

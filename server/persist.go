@@ -66,13 +66,15 @@ func (s *Server) openSnapshots() (*persister, error) {
 	st := o.Store
 	if st == nil {
 		var err error
+		field := "Options.DataDir"
 		if s.cluster != nil {
+			field = "Options.Cluster.NATSURL"
 			st, err = s.cluster.snapshotStore()
 		} else {
 			st, err = store.OpenBolt(filepath.Join(s.opts.DataDir, SnapshotFileName), store.BoltOptions{})
 		}
 		if err != nil {
-			return nil, s.opts.optionError("Options.DataDir", fmt.Errorf("snapshot store: %w", err))
+			return nil, s.opts.optionError(field, fmt.Errorf("snapshot store: %w", err))
 		}
 	}
 	return &persister{

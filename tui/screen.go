@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -27,16 +26,20 @@ import (
 // from the last frame's content without writing anything, so the terminal
 // still gets only the cells that changed.
 type screen struct {
-	w             io.Writer
-	buf           bytes.Buffer
-	env           []string
-	profile       colorprofile.Profile
-	plain         bool    // no modes, no attributes: see term.go
-	focus         ui.Rect // the focused widget, where a plain terminal's cursor rests
-	hasFocus      bool
-	cursorX       int // where the cursor rests after the frame; -1: anywhere
-	cursorY       int
-	scr           *uv.TerminalRenderer // nil while released
+	w        io.Writer
+	buf      bytes.Buffer
+	env      []string
+	profile  colorprofile.Profile
+	plain    bool    // no modes, no attributes: see term.go
+	focus    ui.Rect // the focused widget, where a plain terminal's cursor rests
+	hasFocus bool
+	cursorX  int // where the cursor rests after the frame; -1: anywhere
+	cursorY  int
+	scr      *uv.TerminalRenderer // nil while released
+	// frame is the buffer frames are composed in: it holds the last frame
+	// drawn, so a new frame parses only the lines that changed. Released
+	// with the renderer.
+	frame         *uv.ScreenBuffer
 	width, height int
 	last          string // content of the last frame drawn
 	dirty         bool   // the next draw must happen even if content is unchanged
@@ -102,7 +105,7 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 // rebuilds them. For idle terminals.
 func (s *screen) release() {
 	if s.started && !s.closed {
-		s.scr = nil
+		s.scr, s.frame = nil, nil
 	}
 }
 
@@ -115,11 +118,6 @@ func (s *screen) setProfile(p colorprofile.Profile) {
 	}
 	s.dirty = true
 }
-
-// frames holds the buffers new frames are composed in. A frame buffer is
-// needed only while drawing (the renderer keeps its own copy of what the
-// terminal shows), so idle sessions share none and busy ones reuse them.
-var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
 // start switches the terminal to the alternate screen with mouse reporting
 // and bracketed paste, and hides the cursor. A plain terminal gets none of
@@ -189,49 +187,55 @@ func (s *screen) draw(content string) error {
 	return s.flush()
 }
 
-// render composes content in a pooled frame buffer and renders it into the
+// render composes content in the frame buffer and renders it into the
 // renderer's output buffer.
 func (s *screen) render(content string) { s.renderDiff(content, "") }
 
-// renderDiff is render when the renderer already holds prev: the lines of
-// content equal to prev's at the same row are composed (the buffer is
-// pooled, so every line must hold the frame) but not marked touched, so
-// the renderer does not compare them cell by cell again.
+// renderDiff is render when the renderer and the frame buffer already hold
+// prev: only the lines of content that differ from prev's at the same row
+// are parsed again and marked touched, so neither the parse nor the
+// renderer's comparison costs anything for the rest of the screen. That
+// holds only when every line of both frames ends with the default pen (a
+// line's cells depend on the pen the line above left when the frame is
+// parsed as one text); otherwise, and with no prev, the whole frame is
+// parsed.
 func (s *screen) renderDiff(content, prev string) {
-	buf := frames.Get().(*uv.ScreenBuffer)
-	defer frames.Put(buf)
-	if buf.Width() != s.width || buf.Height() != s.height {
-		buf.Resize(s.width, s.height)
-	}
-	buf.Clear()
-	// Another terminal may have used this buffer last: compare every line.
-	for y := range s.height {
-		buf.TouchLine(0, y, s.width)
-	}
-	uv.NewStyledString(content).Draw(buf, buf.Bounds())
-	if prev != "" {
-		untouchSame(buf, content, prev)
-	}
+	buf := s.compose(content, prev)
 	s.cursorX, s.cursorY = s.restingCursor(buf)
 	s.scr.Render(buf.RenderBuffer)
 }
 
-// untouchSame clears the touch marks of the rows whose line is the same in
-// content and prev. A line's cells depend on the pen the line above left
-// (the frame is parsed as one text), so this holds only when every line of
-// both frames ends with the default pen: otherwise nothing is untouched.
-func untouchSame(buf *uv.ScreenBuffer, content, prev string) {
-	if leaksPen(content) || leaksPen(prev) {
-		return
+// compose brings the frame buffer from prev to content (see renderDiff)
+// and returns it, the lines it changed marked touched.
+func (s *screen) compose(content, prev string) *uv.ScreenBuffer {
+	buf := s.frame
+	if buf == nil {
+		b := uv.NewScreenBuffer(s.width, s.height)
+		buf, s.frame, prev = &b, &b, ""
 	}
-	for y := 0; y < len(buf.Touched) && content != "" && prev != ""; y++ {
-		var cl, pl string
-		cl, content, _ = strings.Cut(content, "\n")
-		pl, prev, _ = strings.Cut(prev, "\n")
-		if cl == pl {
-			buf.Touched[y] = nil
+	if buf.Width() != s.width || buf.Height() != s.height {
+		buf.Resize(s.width, s.height)
+		prev = ""
+	}
+	if prev == "" || leaksPen(content) || leaksPen(prev) {
+		buf.Clear() // touches every line
+		uv.NewStyledString(content).Draw(buf, buf.Bounds())
+	} else {
+		for y := range s.height {
+			var cl, pl string
+			cl, content, _ = strings.Cut(content, "\n")
+			pl, prev, _ = strings.Cut(prev, "\n")
+			if cl == pl {
+				continue
+			}
+			row := uv.Rect(0, y, s.width, 1)
+			buf.ClearArea(row) // touches the line
+			if cl != "" {
+				uv.NewStyledString(cl).Draw(buf, row)
+			}
 		}
 	}
+	return buf
 }
 
 // leaksPen reports whether a line of frame ends with a style set, that is

@@ -151,6 +151,11 @@ type snapshotMsg struct{}
 // Model is the Bubble Tea model of one terminal. Create it with [New]; it
 // must be used by a single tea.Program.
 type Model struct {
+	// status is the last status bar drawn and what it was drawn from.
+	status struct {
+		key  statusKey
+		line string
+	}
 	sess   *session.Session
 	sub    *dispatcher.Subscription
 	opts   Options
@@ -742,6 +747,25 @@ func (m *Model) Frame() string {
 // ranked first, in a short form ("ctrl+o") that is spelled out
 // ("ctrl+o attach") when there is room: they stay down to 30 columns.
 func (m *Model) statusBar() string {
+	// The bar is laid out again only when what it shows changed: most
+	// frames (an agent's change to the app) leave it as it was.
+	key := statusKey{notice: m.notice, control: m.control(), agent: m.agentNotice(), who: m.whoIsHere(), width: m.width}
+	if m.status.line != "" && m.status.key == key {
+		return m.status.line
+	}
+	m.status.key, m.status.line = key, m.layoutStatusBar(key)
+	return m.status.line
+}
+
+// statusKey is what the status bar is drawn from (besides what is fixed
+// for a terminal: its role and session).
+type statusKey struct {
+	notice, control, agent, who string
+	width                       int
+}
+
+// layoutStatusBar fits the status bar's parts into the width.
+func (m *Model) layoutStatusBar(k statusKey) string {
 	type part struct {
 		text   string
 		short  string // the form used until there is room for text
@@ -751,7 +775,7 @@ func (m *Model) statusBar() string {
 		long   bool // shown as text rather than short
 	}
 	parts := []part{{text: "raxol-ssh", rank: 10}}
-	for i, s := range []string{m.notice, m.control(), m.agentNotice()} {
+	for i, s := range []string{k.notice, k.control, k.agent} {
 		if s != "" {
 			parts = append(parts, part{text: s, rank: 2 + i, urgent: true})
 		}
@@ -761,7 +785,7 @@ func (m *Model) statusBar() string {
 	}
 	// Who is here is cut rather than dropped when it is long (several
 	// agents with their ages).
-	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: m.whoIsHere(), rank: 7, urgent: true})
+	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: k.who, rank: 7, urgent: true})
 	if m.opts.Role == RoleOwner {
 		parts = append(parts, part{text: "ctrl+o attach", short: "ctrl+o", rank: 1}, part{text: "ctrl+g log", rank: 11},
 			part{text: "ctrl+p pause", rank: 12}, part{text: "ctrl+c quit", short: "ctrl+c", rank: 0})

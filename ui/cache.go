@@ -13,9 +13,18 @@ import "reflect"
 // children: their Render depends on nothing else. An app's own widget may
 // read more (the time, say), so it is always drawn.
 type RenderCache struct {
-	prev, cur map[string]cachedWidget
-	// boxes are the boxes drawn around cached widgets, by the widget's id.
-	prevBoxes, curBoxes map[string]cachedBox
+	prev, cur map[cacheKey]cachedWidget
+	// boxes are the boxes drawn around cached widgets, by the widget's key.
+	prevBoxes, curBoxes map[cacheKey]cachedBox
+}
+
+// cacheKey is a widget and the room it was drawn in. A column draws a
+// Fill's widget twice a frame, at its own height and then at the height
+// the column gives it: each drawing is kept.
+type cacheKey struct {
+	id     string
+	height int
+	fill   bool
 }
 
 // cachedBox is a Box drawn around a widget the cache reused: the same
@@ -29,7 +38,7 @@ type cachedBox struct {
 	out                  []string
 }
 
-func (c *RenderCache) lookupBox(id string, k cachedBox) (cachedBox, bool) {
+func (c *RenderCache) lookupBox(id cacheKey, k cachedBox) (cachedBox, bool) {
 	e, ok := c.prevBoxes[id]
 	if !ok || e.title != k.title || e.inner != k.inner || e.lines != k.lines || e.focused != k.focused ||
 		e.highlighted != k.highlighted || e.theme != k.theme {
@@ -38,7 +47,7 @@ func (c *RenderCache) lookupBox(id string, k cachedBox) (cachedBox, bool) {
 	return e, true
 }
 
-func (c *RenderCache) storeBox(id string, e cachedBox) {
+func (c *RenderCache) storeBox(id cacheKey, e cachedBox) {
 	if c.curBoxes != nil {
 		c.curBoxes[id] = e
 	}
@@ -56,8 +65,8 @@ type cachedWidget struct {
 
 // begin starts a frame: what the last frame drew is what can be reused.
 func (c *RenderCache) begin() {
-	c.prev, c.cur = c.cur, make(map[string]cachedWidget, len(c.cur))
-	c.prevBoxes, c.curBoxes = c.curBoxes, make(map[string]cachedBox, len(c.curBoxes))
+	c.prev, c.cur = c.cur, make(map[cacheKey]cachedWidget, len(c.cur))
+	c.prevBoxes, c.curBoxes = c.curBoxes, make(map[cacheKey]cachedBox, len(c.curBoxes))
 }
 
 // cacheable reports whether w's drawing depends only on what the cache
@@ -74,7 +83,7 @@ func cacheable(w Widget) bool {
 // lookup returns the lines w drew last frame under the same conditions,
 // and the local state its drawing left.
 func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderContext) (cachedWidget, bool) {
-	e, ok := c.prev[id]
+	e, ok := c.prev[cacheKey{id, rc.Height, rc.Fill}]
 	if !ok || e.width != rc.Width || e.height != rc.Height || e.fill != rc.Fill || e.focused != rc.Focused ||
 		e.theme != rc.Theme || !reflect.DeepEqual(e.before, *st) || !reflect.DeepEqual(e.w, w) {
 		return cachedWidget{}, false
@@ -84,7 +93,7 @@ func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderConte
 
 func (c *RenderCache) store(id string, e cachedWidget) {
 	if c.cur != nil {
-		c.cur[id] = e
+		c.cur[cacheKey{id, e.height, e.fill}] = e
 	}
 }
 

@@ -509,15 +509,15 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	// was too: measuring and padding every line again is most of a big
 	// table's frame.
 	var key cachedBox
-	childID := ""
+	var childKey cacheKey
 	if c := r.opts.Cache; c != nil && child.reused {
 		if w, ok := b.Child.(Widget); ok && cacheable(w) {
-			childID = w.WidgetID()
+			childKey = cacheKey{w.WidgetID(), innerH, fill && innerH > 0}
 			key = cachedBox{title: b.Title, inner: inner, lines: len(child.lines), focused: focused,
-				highlighted: childID == r.opts.Highlight, theme: r.theme}
-			if e, ok := c.lookupBox(childID, key); ok {
+				highlighted: childKey.id == r.opts.Highlight, theme: r.theme}
+			if e, ok := c.lookupBox(childKey, key); ok {
 				out.lines = append(make([]string, 0, len(e.out)), e.out...)
-				c.storeBox(childID, e)
+				c.storeBox(childKey, e)
 				out.hits = boxHits(child.hits)
 				return out
 			}
@@ -542,9 +542,9 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	}
 	out.lines = append(out.lines, Paint(border, "╰"+strings.Repeat("─", inner)+"╯"))
 	out.hits = boxHits(child.hits)
-	if childID != "" {
+	if childKey.id != "" {
 		key.out = append([]string(nil), out.lines...)
-		r.opts.Cache.storeBox(childID, key)
+		r.opts.Cache.storeBox(childKey, key)
 	}
 	return out
 }

@@ -47,13 +47,19 @@ func (c *clusterNode) adoptSnapshots(p *persister) {
 				continue
 			}
 			entry := e
-			p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedSession) bool {
+			adopted := p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedSession) bool {
 				_, err := c.node.Claim(ctx, entry)
 				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
 					c.s.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
 				}
 				return err == nil
 			})
+			if !adopted {
+				// Nobody can bring it back (its snapshot expired or does
+				// not decode), or a peer did: a compare-and-set on the
+				// revision read, so a peer's claim is left alone.
+				_ = c.node.DropOrphan(ctx, e)
+			}
 		}
 	})
 }

@@ -2,9 +2,14 @@ package server_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
@@ -130,4 +135,47 @@ func stopErr(srv *testServer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
+}
+
+// TestSnapshotClusterExpiredOrphanIsDropped: a lost node's session whose
+// snapshot is older than the resume grace is not adopted, and its entry
+// leaves the directory rather than lingering there.
+func TestSnapshotClusterExpiredOrphanIsDropped(t *testing.T) {
+	ns := runNATS(t, t.TempDir(), -1)
+	bucket := fmt.Sprintf("drop%d", clusterSeq.Add(1))
+	nodes := startNodes(t, ns.ClientURL(), savingDemo(1), server.Options{
+		SSH:       server.SSHOptions{ResumeGrace: time.Second},
+		Snapshots: server.SnapshotOptions{Every: 50 * time.Millisecond},
+	}, nil, bucket, "a", "b")
+	a, b := nodes[0], nodes[1]
+	owner := connect(t, a.ssh, clientOpts{user: "alice"})
+	id, _ := typedAndSaved(t, a, owner, "soon-stale")
+	a.KillCluster()
+	owner.Close()
+
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), bucket+"_sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A's entry expires after the 3 s TTL; by then the snapshot (1 s
+	// grace) is too old to resume.
+	testkit.Eventually(t, 20*time.Second, func() bool {
+		_, err := kv.Get(context.Background(), "sess."+id)
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	}, "the stale orphan's entry to leave the directory")
+	if _, ok := b.Sessions().Get(id); ok {
+		t.Fatal("a session older than the resume grace was adopted")
+	}
+	if got := scrapeMetric(t, b.http, `raxol_snapshot_failures_total{reason="expired"}`); got != 1 {
+		t.Fatalf("%v expired snapshots counted, want 1", got)
+	}
 }

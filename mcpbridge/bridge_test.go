@@ -106,6 +106,8 @@ func newBenchEnv(t testing.TB) *env {
 		Namespace:   "app",
 		Projections: map[string]func(ui.Model) any{"form": func(m ui.Model) any { return m }},
 		Metrics:     e.metrics,
+		// Calls back to back: the per-client rate limit is not measured.
+		ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9,
 	})
 	e.http = serveHTTP(t, e.bridge)
 	s, ok, err := e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)

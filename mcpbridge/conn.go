@@ -50,6 +50,7 @@ type conn struct {
 	// The tools derived from snapshot derivedFor (sync only: newConn,
 	// then the watcher).
 	derivedTools []Derived
+	deriveCache  deriveCache // the watcher's: tools of unchanged widgets
 	derivedFor   uint64
 	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
 	modal        []string
@@ -188,7 +189,7 @@ func (c *conn) sync() {
 	// Screen, attention and presence changes wake sync too; the tools of
 	// a tree are derived once per snapshot.
 	if c.derivedFor != snap.Version || c.derivedTools == nil {
-		c.derivedTools = derive(c.sess.Guard(), c.b.opts.Namespace, snap.Tree, c.warnOnce)
+		c.derivedTools = deriveCached(c.sess.Guard(), c.b.opts.Namespace, snap.Tree, c.warnOnce, &c.deriveCache)
 		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), c.modalIDs(snap.Tree)
 		c.derivedFor = snap.Version
 	}

@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -92,6 +93,29 @@ func first(es []entry, id string) int {
 // modal (shadowed) derives nothing: agents can do only what the human can
 // reach. A widget whose Tools panics derives nothing either.
 func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Derived {
+	return deriveCached(g, namespace, tree, warn, nil)
+}
+
+// deriveCache keeps, for a session's watcher, the tools each
+// self-contained widget (ui.SelfContained) derived from the last tree:
+// agents change one widget at a time, and the others' tools are the same.
+// The tools it hands out are shared: read them, never change them. It is
+// not safe for concurrent use.
+type deriveCache struct {
+	prev, cur map[string]derivedWidget
+}
+
+type derivedWidget struct {
+	w     ui.Widget
+	tools []Derived
+}
+
+// deriveCached is derive, with the tools of self-contained widgets equal
+// to the last tree's taken from c (nil: none).
+func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, c *deriveCache) []Derived {
+	if c != nil {
+		c.prev, c.cur = c.cur, make(map[string]derivedWidget, len(c.cur))
+	}
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
@@ -126,10 +150,19 @@ func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Deri
 		if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(e.node) }); err != nil || ex {
 			continue
 		}
+		self := c != nil && ui.SelfContained(e.widget)
+		if self {
+			if d, ok := c.prev[id]; ok && reflect.DeepEqual(d.w, e.widget) {
+				out = append(out, d.tools...)
+				c.cur[id] = d
+				continue
+			}
+		}
 		specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
 		if err != nil {
 			continue
 		}
+		first := len(out)
 		for _, spec := range specs {
 			if !actionRe.MatchString(spec.Action) {
 				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
@@ -147,6 +180,9 @@ func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Deri
 				Destructive: spec.Annotations["destructiveHint"] == true,
 				ReadOnly:    spec.ReadOnly,
 			})
+		}
+		if self {
+			c.cur[id] = derivedWidget{w: e.widget, tools: out[first:len(out):len(out)]}
 		}
 	}
 	return out

@@ -69,6 +69,13 @@ func (c *RenderCache) begin() {
 	c.prevBoxes, c.curBoxes = c.curBoxes, make(map[cacheKey]cachedBox, len(c.curBoxes))
 }
 
+// SelfContained reports whether w is one of this package's widgets with
+// no children: everything it draws and every tool it offers follows from
+// its own fields (and, for drawing, its local state, size, focus and
+// theme), so what was made from an equal value can be used again. An
+// app's own widget may read more (the time, say).
+func SelfContained(w Widget) bool { return cacheable(w) }
+
 // cacheable reports whether w's drawing depends only on what the cache
 // compares.
 func cacheable(w Widget) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -27,7 +28,7 @@ type entry struct {
 // kept without its children, a widget whose WidgetID panics gets no id, an
 // overlay whose Shown panics counts as hidden.
 func scan(g guard.Scope, tree ui.Node) []entry {
-	var out []entry
+	out := make([]entry, 0, scanHint.Load())
 	var add func(n ui.Node)
 	add = func(n ui.Node) {
 		if n == nil {
@@ -54,8 +55,17 @@ func scan(g guard.Scope, tree ui.Node) []entry {
 		out[i].end = len(out)
 	}
 	add(tree)
+	if n := int64(len(out)); n > scanHint.Load() && n <= maxScanHint {
+		scanHint.Store(n) // the next scan's room: trees of one app are alike
+	}
 	return out
 }
+
+// scanHint is the most entries a scan has found (up to maxScanHint): what
+// the next scan allocates room for at once, instead of growing to it.
+var scanHint atomic.Int64
+
+const maxScanHint = 1024
 
 // reach is the part of a scanned tree the human can reach: the open modal
 // (the last shown overlay, as ui.ActiveOverlay) and its content, or all of

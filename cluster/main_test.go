@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
@@ -41,24 +41,10 @@ func randomSecret() []byte {
 	return b
 }
 
-// runNATS starts an embedded NATS server with JetStream on 127.0.0.1
-// (port -1: a random one) storing in dir, shut down when the test ends.
-func runNATS(t testing.TB, dir string, port int) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+// runNATS starts an embedded nats-server (natstest.Run).
+func runNATS(t testing.TB, dir string, port int) *server.Server { return natstest.Run(t, dir, port) }
 
-func natsPort(s *server.Server) int { return s.Addr().(*net.TCPAddr).Port }
+func natsPort(s *server.Server) int { return natstest.Port(s) }
 
 var bucketSeq atomic.Int64
 

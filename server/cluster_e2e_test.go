@@ -18,27 +18,16 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
-// runNATS runs an embedded nats-server with JetStream on loopback (port
-// -1 for a free one) storing under dir.
+// runNATS starts an embedded nats-server (natstest.Run).
 func runNATS(t testing.TB, dir string, port int) *natsserver.Server {
-	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatalf("nats-server: %v", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns
+	return natstest.Run(t, dir, port)
 }
 
 var clusterSeq atomic.Int64

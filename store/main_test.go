@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -15,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 )
 
 // crashChildEnv names the bbolt file the test binary writes to when it is
@@ -35,24 +36,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// runNATS starts an embedded NATS server with JetStream on 127.0.0.1
-// (port -1: a random one) storing in dir, shut down when the test ends.
-func runNATS(t testing.TB, dir string, port int) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port,
-		JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+// runNATS starts an embedded nats-server (natstest.Run).
+func runNATS(t testing.TB, dir string, port int) *server.Server { return natstest.Run(t, dir, port) }
 
-func natsPort(s *server.Server) int { return s.Addr().(*net.TCPAddr).Port }
+func natsPort(s *server.Server) int { return natstest.Port(s) }
 
 // connect connects to url the way a long-lived server should (reconnect
 // forever), closed when the test ends.

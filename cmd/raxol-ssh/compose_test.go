@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	rserver "github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -324,17 +325,7 @@ func makeSecret(t *testing.T, dir string) string {
 
 func runComposeNATS(t *testing.T) *server.Server {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
+	return natstest.Run(t, t.TempDir(), server.RANDOM_PORT)
 }
 
 func jetStream(t *testing.T, url string) jetstream.JetStream {

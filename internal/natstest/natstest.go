@@ -1,0 +1,36 @@
+// Package natstest runs an embedded nats-server with JetStream for tests:
+// what the cluster, store, server and command tests share. It is imported
+// by tests only (it links the whole nats-server).
+//
+// In: a test, a storage directory and a port (-1 for a free one). Out: a
+// running server on 127.0.0.1, shut down when the test ends.
+package natstest
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Run starts a nats-server with JetStream on 127.0.0.1:port (port -1: a
+// free one) storing under dir, and shuts it down when t ends. Starting it
+// again on the same dir and port brings back what it stored.
+func Run(t testing.TB, dir string, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port,
+		JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatalf("nats-server: %v", err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// Port is the port s listens on.
+func Port(s *server.Server) int { return s.Addr().(*net.TCPAddr).Port }

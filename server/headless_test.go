@@ -68,11 +68,21 @@ func writeKeys(t *testing.T, keys ...string) string {
 // policy to one allowing the /mcp tools.
 func startHeadlessServer(t *testing.T, opts Options) *Server {
 	t.Helper()
+	return startHeadlessApp(t, App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
+		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
+}
+
+// startHeadlessApp is startHeadlessServer with app; a DataDir opts gives
+// is kept.
+func startHeadlessApp(t *testing.T, app App, opts Options) *Server {
+	t.Helper()
 	opts.SSH.Addr = "127.0.0.1:0"
 	if opts.MCP.Addr == "" {
 		opts.MCP.Addr = "127.0.0.1:0"
 	}
-	opts.DataDir = t.TempDir()
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
 	if opts.Headless.APIKeysFile == "" {
 		opts.Headless.APIKeysFile = writeKeys(t, keyA, keyB)
 	}
@@ -81,8 +91,7 @@ func startHeadlessServer(t *testing.T, opts Options) *Server {
 	}
 	lw := testkit.NewLogWriter(t)
 	opts.Logger = slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := New(App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
-		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}, opts)
+	srv, err := New(app, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

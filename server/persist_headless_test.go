@@ -3,12 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 
-	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
-	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -17,25 +14,10 @@ import (
 // it, its agent's token works, raxol_stop ends it and its snapshot goes.
 func TestSnapshotHeadlessSessionSurvivesRestart(t *testing.T) {
 	dir, keys := t.TempDir(), writeKeys(t, keyA, keyB)
+	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
+		ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(), Snapshots: JSONCodec[demo.Model](1)}
 	start := func() *Server {
-		opts := Options{DataDir: dir, SSH: SSHOptions{Addr: "127.0.0.1:0"}, MCP: MCPOptions{Addr: "127.0.0.1:0",
-			ToolAuthorizer: withControl(authz.Allow(), authz.Allow(), authz.Allow())},
-			Headless: HeadlessOptions{APIKeysFile: keys},
-			Logger:   slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), nil))}
-		srv, err := New(App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() }, Projections: demo.Projections(),
-			ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(), Snapshots: JSONCodec[demo.Model](1)}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if !srv.isDraining() {
-				_ = srv.Shutdown(context.Background())
-			}
-		})
-		return srv
+		return startHeadlessApp(t, app, Options{DataDir: dir, Headless: HeadlessOptions{APIKeysFile: keys}})
 	}
 	srv := start()
 	started := mustCall(t, control(t, srv, keyA), "raxol_start", nil)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -36,10 +38,12 @@ type screen struct {
 	cursorX  int // where the cursor rests after the frame; -1: anywhere
 	cursorY  int
 	scr      *uv.TerminalRenderer // nil while released
-	// frame is the buffer frames are composed in: it holds the last frame
-	// drawn, so a new frame parses only the lines that changed. Released
-	// with the renderer.
+	// frame is the buffer frames are composed in: while the terminal is
+	// busy it holds the last frame drawn, so a new frame parses only the
+	// lines that changed; a frame drawn after a quiet spell borrows one
+	// from the shared pool and gives it back (see keepFrameWithin).
 	frame         *uv.ScreenBuffer
+	lastDraw      time.Time
 	width, height int
 	last          string // content of the last frame drawn
 	dirty         bool   // the next draw must happen even if content is unchanged
@@ -105,6 +109,9 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 // rebuilds them. For idle terminals.
 func (s *screen) release() {
 	if s.started && !s.closed {
+		if s.frame != nil {
+			frames.Put(s.frame)
+		}
 		s.scr, s.frame = nil, nil
 	}
 }
@@ -200,18 +207,35 @@ func (s *screen) render(content string) { s.renderDiff(content, "") }
 // parsed as one text); otherwise, and with no prev, the whole frame is
 // parsed.
 func (s *screen) renderDiff(content, prev string) {
+	now := time.Now()
+	busy := now.Sub(s.lastDraw) < keepFrameWithin
+	s.lastDraw = now
 	buf := s.compose(content, prev)
 	s.cursorX, s.cursorY = s.restingCursor(buf)
 	s.scr.Render(buf.RenderBuffer)
+	if !busy {
+		// An occasional frame: the buffer goes back to the pool, so that
+		// terminals that draw now and then hold none between frames.
+		frames.Put(buf)
+		s.frame = nil
+	}
 }
+
+// keepFrameWithin is how soon after the last one a frame must come for
+// its terminal to keep a frame buffer of its own.
+const keepFrameWithin = time.Second
+
+// frames holds the frame buffers terminals borrow for an occasional frame.
+var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
 // compose brings the frame buffer from prev to content (see renderDiff)
 // and returns it, the lines it changed marked touched.
 func (s *screen) compose(content, prev string) *uv.ScreenBuffer {
 	buf := s.frame
 	if buf == nil {
-		b := uv.NewScreenBuffer(s.width, s.height)
-		buf, s.frame, prev = &b, &b, ""
+		// Borrowed: what it holds is another terminal's.
+		buf = frames.Get().(*uv.ScreenBuffer)
+		s.frame, prev = buf, ""
 	}
 	if buf.Width() != s.width || buf.Height() != s.height {
 		buf.Resize(s.width, s.height)

@@ -23,7 +23,8 @@
 // # Folding
 //
 // One goroutine per dispatcher owns the model: it alone calls Init, Update
-// and View. Each envelope is folded atomically: if any Update panics or
+// and View (a model restored from a snapshot folds Options.Restored
+// first instead of running Init). Each envelope is folded atomically: if any Update panics or
 // returns a nil model, the model goes back to what it was before the
 // envelope, its commands are discarded, and Call gets an [*UpdateError]
 // (errors.Is [ErrUpdateFailed]). If View panics, the last good tree is kept

@@ -1,8 +1,11 @@
 // Package session is the registry of live sessions.
 //
 // What flows in: a request to start a session for an owner (SSH user and
-// key fingerprint) with a fresh app model; terminals and agents attaching
-// and detaching; input timestamps.
+// key fingerprint) with a fresh app model, or to restore one from what
+// [Session.Save] gave ([Manager.Restore]: the same id, the token as its
+// hash, owner, start time and activity, around a decoded model that folds
+// ui.Restored instead of Init); terminals and agents attaching and
+// detaching; input timestamps.
 //
 // What flows out: [Session] values holding the session's id (the public
 // handle in URLs, 144 random bits), its separate MCP bearer token (256

@@ -392,6 +392,11 @@ func TestBoltCrashSafety(t *testing.T) {
 				delete(acked, got[i-1]) // its delete was acknowledged too
 			}
 		}
+		if n := len(got); n%7 == 3 {
+			// The next put, never acknowledged, deletes the last one
+			// acknowledged before it says so: it may be gone or not.
+			delete(acked, got[n-1])
+		}
 
 		b, err := OpenBolt(path, BoltOptions{LockTimeout: 5 * time.Second})
 		if err != nil {

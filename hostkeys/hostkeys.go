@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/fsutil"
 )
 
 // FileName is the name of the private host key file inside the directory
@@ -205,22 +206,8 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s to %s: %w", tmp, path, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsutil.SyncDir(dir); err != nil {
 		return fmt.Errorf("sync directory of %s: %w", path, err)
-	}
-	return nil
-}
-
-// syncDir makes a rename in dir durable. File systems that cannot sync a
-// directory (EINVAL) are tolerated: there is nothing more to do on them.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
 	}
 	return nil
 }

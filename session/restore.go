@@ -18,13 +18,13 @@ import (
 // started and the recent activity log. The model is saved by the app's
 // own codec, beside it.
 type Saved struct {
-	ID        string            `json:"id"`
-	TokenHash [sha256.Size]byte `json:"token_sha256"`
-	Owner     Owner             `json:"owner"`
-	Created   time.Time         `json:"created"`
+	ID        string
+	TokenHash [sha256.Size]byte
+	Owner     Owner
+	Created   time.Time
 	// Activity is the log's most recent entries, oldest first (at most
 	// MaxActivity are taken back).
-	Activity []Action `json:"activity,omitempty"`
+	Activity []Action
 }
 
 // Save returns what [Manager.Restore] needs to bring s back.

@@ -9,11 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/fsutil"
 )
 
 // DefaultLockTimeout is how long OpenBolt waits for another process to
@@ -200,7 +201,7 @@ func compact(path string, db *bolt.DB, timeout time.Duration) (_ *bolt.DB, compa
 		return fail(err)
 	}
 	// The rename is done: from here on the compacted file is the store.
-	serr := syncDir(dir)
+	serr := fsutil.SyncDir(dir)
 	db.Close()
 	ndb, err := openLocked(path, timeout)
 	if err != nil {
@@ -225,20 +226,6 @@ func removeCompactTemps(path string) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// syncDir makes a rename in dir durable. File systems that cannot sync a
-// directory (EINVAL) are tolerated: there is nothing more to do on them.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }
 
 // Describe returns "bbolt <absolute path>", followed by why compaction on

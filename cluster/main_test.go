@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
@@ -121,15 +120,7 @@ func waitNodes(t testing.TB, n *Node, ids ...string) {
 // own, to look at what is stored.
 func rawKV(t testing.TB, url, bucket string) jetstream.KeyValue {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := natstest.JetStream(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	kv, err := js.KeyValue(ctx, bucket)
@@ -163,16 +154,7 @@ type rawStore struct{ js jetstream.JetStream }
 
 func newRawStore(t testing.TB, url string) rawStore {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawStore{js}
+	return rawStore{natstest.JetStream(t, url)}
 }
 
 // has reports whether key has a live value in bucket (false while the

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
@@ -153,16 +153,7 @@ func TestSnapshotClusterExpiredOrphanIsDropped(t *testing.T) {
 	a.KillCluster()
 	owner.Close()
 
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), bucket+"_sessions")
+	kv, err := natstest.JetStream(t, ns.ClientURL()).KeyValue(context.Background(), bucket+"_sessions")
 	if err != nil {
 		t.Fatal(err)
 	}

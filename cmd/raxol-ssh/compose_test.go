@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
@@ -330,16 +329,7 @@ func runComposeNATS(t *testing.T) *server.Server {
 
 func jetStream(t *testing.T, url string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return natstest.JetStream(t, url)
 }
 
 // get returns the body of GET path on addr, "" on any error.

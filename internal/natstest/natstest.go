@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Run starts a nats-server with JetStream on 127.0.0.1:port (port -1: a
@@ -34,3 +36,19 @@ func Run(t testing.TB, dir string, port int) *server.Server {
 
 // Port is the port s listens on.
 func Port(s *server.Server) int { return s.Addr().(*net.TCPAddr).Port }
+
+// JetStream connects to url with a connection of the test's own (closed
+// when t ends), to look at what the server stores.
+func JetStream(t testing.TB, url string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatalf("nats connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return js
+}

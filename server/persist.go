@@ -489,11 +489,3 @@ func (s *Server) nodeID() string {
 	}
 	return s.cluster.node.ID()
 }
-
-// tracking reports whether session id is being saved.
-func (p *persister) tracking(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.tracked[id]
-	return ok
-}

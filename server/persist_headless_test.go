@@ -62,3 +62,11 @@ func containsID(list map[string]any, id string) bool {
 	}
 	return false
 }
+
+// tracking reports whether session id is being saved.
+func (p *persister) tracking(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.tracked[id]
+	return ok
+}

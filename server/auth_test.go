@@ -253,6 +253,10 @@ func TestFailedLoginsAreRateLimitedPerAddress(t *testing.T) {
 		}
 		return err == nil
 	}, "the address to recover")
+	// Let the server see the probes close before the cleanup's Shutdown:
+	// charm ssh's Shutdown waits on a WaitGroup that a handshake still
+	// finishing adds to, which the race detector reports.
+	testkit.Eventually(t, waitShort, func() bool { return srv.SSHConnections() == 1 }, "the closed connections to be released")
 }
 
 // badSigner claims key's public key but signs with something else: the

@@ -49,10 +49,24 @@ type screen struct {
 	dirty         bool   // the next draw must happen even if content is unchanged
 	started       bool
 	closed        bool
+	// scrollFrom is how many changed rows a frame needs before the
+	// renderer looks for scrolled regions (minScrollRows; 0 in a test that
+	// compares against the optimization always on).
+	scrollFrom int
 }
 
+// minScrollRows is the fewest changed rows a frame can gain anything from
+// the renderer's scroll optimization with. The optimization hashes every
+// row of the old and the new frame (ultraviolet rehashes each row that has
+// a touch record, and after its first render every row has one), then
+// keeps only runs of at least three rows that moved; a row that moved
+// holds something else than before, so a frame with fewer changed rows
+// has no such run and is drawn the same without it. Most frames an agent
+// or a keystroke causes change one or two rows.
+const minScrollRows = 3
+
 func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
-	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true}
+	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true, scrollFrom: minScrollRows}
 	s.scr = s.newRenderer()
 	return s
 }
@@ -210,8 +224,20 @@ func (s *screen) renderDiff(content, prev string) {
 	now := time.Now()
 	busy := now.Sub(s.lastDraw) < keepFrameWithin
 	s.lastDraw = now
-	buf := s.compose(content, prev)
+	buf, changed := s.compose(content, prev)
 	s.cursorX, s.cursorY = s.restingCursor(buf)
+	scroll := !s.plain && changed >= s.scrollFrom
+	if scroll {
+		// Every row gets a touch record, so every row is hashed again
+		// (what ultraviolet does on its own once a buffer has been
+		// rendered): no hash is left from a frame drawn without it.
+		for y := range buf.Height() {
+			if y < len(buf.Touched) && buf.Touched[y] == nil {
+				buf.Touched[y] = &uv.LineData{FirstCell: -1, LastCell: -1}
+			}
+		}
+	}
+	s.scr.SetScrollOptim(scroll)
 	s.scr.Render(buf.RenderBuffer)
 	if !busy {
 		// An occasional frame: the buffer goes back to the pool, so that
@@ -229,8 +255,9 @@ const keepFrameWithin = time.Second
 var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
 // compose brings the frame buffer from prev to content (see renderDiff)
-// and returns it, the lines it changed marked touched.
-func (s *screen) compose(content, prev string) *uv.ScreenBuffer {
+// and returns it, the lines it changed marked touched, and how many rows
+// it changed (all of them when it parsed the whole frame).
+func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, int) {
 	buf := s.frame
 	if buf == nil {
 		// Borrowed: what it holds is another terminal's.
@@ -244,22 +271,24 @@ func (s *screen) compose(content, prev string) *uv.ScreenBuffer {
 	if prev == "" || leaksPen(content) || leaksPen(prev) {
 		buf.Clear() // touches every line
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
-	} else {
-		for y := range s.height {
-			var cl, pl string
-			cl, content, _ = strings.Cut(content, "\n")
-			pl, prev, _ = strings.Cut(prev, "\n")
-			if cl == pl {
-				continue
-			}
-			row := uv.Rect(0, y, s.width, 1)
-			buf.ClearArea(row) // touches the line
-			if cl != "" {
-				uv.NewStyledString(cl).Draw(buf, row)
-			}
+		return buf, s.height
+	}
+	changed := 0
+	for y := range s.height {
+		var cl, pl string
+		cl, content, _ = strings.Cut(content, "\n")
+		pl, prev, _ = strings.Cut(prev, "\n")
+		if cl == pl {
+			continue
+		}
+		changed++
+		row := uv.Rect(0, y, s.width, 1)
+		buf.ClearArea(row) // touches the line
+		if cl != "" {
+			uv.NewStyledString(cl).Draw(buf, row)
 		}
 	}
-	return buf
+	return buf, changed
 }
 
 // leaksPen reports whether a line of frame ends with a style set, that is

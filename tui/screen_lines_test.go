@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ func TestFrameBufferHoldsEveryFrame(t *testing.T) {
 			s.dirty = false
 			s.last = content
 			{
-				buf := s.compose(content, prev)
+				buf, _ := s.compose(content, prev)
 				want := fullParse(content, w, h)
 				for y := range h {
 					if got, exp := buf.Line(y).String(), want.Line(y).String(); got != exp {
@@ -85,4 +86,85 @@ func cellsEqual(a, b *uv.Cell) bool {
 		return a == b
 	}
 	return a.Content == b.Content && a.Width == b.Width && a.Style == b.Style && a.Link == b.Link
+}
+
+// TestScrollOptimizationOnlyWhereItCanHelp: a screen that looks for
+// scrolled regions only in frames that changed at least minScrollRows rows
+// sends exactly the bytes of one that looks in every frame, through any
+// run of frames: scrolls of every size and direction, small edits, sizes
+// and releases. (It sends fewer bytes than no optimization at all for a
+// scroll; TestScrollOptimizationSavesBytes.)
+func TestScrollOptimizationOnlyWhereItCanHelp(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var gotOut, wantOut bytes.Buffer
+		w, h := rapid.IntRange(10, 40).Draw(rt, "w"), rapid.IntRange(3, 14).Draw(rt, "h")
+		env := []string{"TERM=xterm-256color"}
+		got := newScreen(&gotOut, env, colorprofile.TrueColor, w, h)
+		want := newScreen(&wantOut, env, colorprofile.TrueColor, w, h)
+		want.scrollFrom = 0
+		for _, s := range []*screen{got, want} {
+			if err := s.start(""); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		// Distinct rows, so that a scroll is recognizable.
+		rows := make([]string, 60)
+		for i := range rows {
+			rows[i] = fmt.Sprintf("row %d \x1b[1mof\x1b[m text", i)
+		}
+		top := 0
+		frame := func() string { return strings.Join(rows[top:top+h], "\n") }
+		for step := range rapid.IntRange(1, 20).Draw(rt, "frames") {
+			switch rapid.IntRange(0, 5).Draw(rt, "event") {
+			case 0: // scroll by a few rows either way
+				top = min(max(top+rapid.IntRange(-4, 4).Draw(rt, "by"), 0), len(rows)-16)
+			case 1: // edit a row or two
+				for range rapid.IntRange(1, 2).Draw(rt, "edits") {
+					i := top + rapid.IntRange(0, h-1).Draw(rt, "row")
+					rows[i] = fmt.Sprintf("edited %d at %d", i, step)
+				}
+			case 2: // edit many rows
+				for i := top; i < top+h; i += 2 {
+					rows[i] += "!"
+				}
+			case 3:
+				if rapid.Bool().Draw(rt, "release") {
+					got.release()
+					want.release()
+				}
+			}
+			f := frame()
+			if err := got.draw(f); err != nil {
+				rt.Fatal(err)
+			}
+			if err := want.draw(f); err != nil {
+				rt.Fatal(err)
+			}
+			if !bytes.Equal(gotOut.Bytes(), wantOut.Bytes()) {
+				rt.Fatalf("step %d: sent %q, with the optimization on for every frame %q", step, gotOut.Bytes(), wantOut.Bytes())
+			}
+			gotOut.Reset()
+			wantOut.Reset()
+		}
+	})
+}
+
+// TestScrollOptimizationSavesBytes: a frame that scrolls a region is still
+// sent as a scroll, not as every row again.
+func TestScrollOptimizationSavesBytes(t *testing.T) {
+	var out bytes.Buffer
+	s := newScreen(&out, []string{"TERM=xterm-256color"}, colorprofile.TrueColor, 60, 20)
+	if err := s.start(""); err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]string, 40)
+	for i := range rows {
+		rows[i] = fmt.Sprintf("log line %d with some text to repeat", i)
+	}
+	_ = s.draw(strings.Join(rows[:20], "\n"))
+	out.Reset()
+	_ = s.draw(strings.Join(rows[1:21], "\n"))
+	if n := out.Len(); n > 200 {
+		t.Fatalf("a one-row scroll of 20 rows sent %d bytes: %q", n, out.Bytes())
+	}
 }

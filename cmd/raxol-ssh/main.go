@@ -32,6 +32,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/gcpace"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -70,6 +71,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		defer stopProfiler()
 	}
+	stopPacer := startGCPacer(ctx, logCfg.gcHeadroomMiB, opts.Logger)
+	defer stopPacer()
 	if err := srv.ListenAndServe(ctx); err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 1
@@ -77,10 +80,36 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	return 0
 }
 
+// startGCPacer runs the GC pacer (internal/gcpace) with --gc-headroom-mib
+// until the returned function is called.
+func startGCPacer(ctx context.Context, headroomMiB int, log *slog.Logger) (stop func()) {
+	if headroomMiB == 0 {
+		log.Info("gc pacing off (--gc-headroom-mib 0): Go's own pacing")
+		return func() {}
+	}
+	o := gcpace.Options{}
+	if headroomMiB > 0 {
+		o.Headroom = uint64(headroomMiB) << 20
+	} else {
+		o.Headroom = gcpace.DefaultHeadroom()
+	}
+	log.Info("gc pacing", "interval", gcpace.DefaultInterval, "headroom_mib", o.Headroom>>20)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		gcpace.Run(ctx, o)
+	}()
+	return func() { cancel(); <-done }
+}
+
 type logConfig struct {
 	format string
 	level  slog.Level
 	pprof  string // --pprof-addr
+	// gcHeadroomMiB is --gc-headroom-mib: the most heap, in MiB, the GC
+	// pacer may add (-1: gcpace.DefaultHeadroom, 0: no pacer).
+	gcHeadroomMiB int
 }
 
 func newLogger(w io.Writer, c logConfig) *slog.Logger {
@@ -152,6 +181,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&lc.pprof, "pprof-addr", "", "serve Go's profiler (/debug/pprof/) on this address, which must be loopback (e.g. 127.0.0.1:6060); off by default")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.IntVar(&lc.gcHeadroomMiB, "gc-headroom-mib", -1, "while requests allocate fast, let the heap grow up to this many MiB beyond Go's own goal so that garbage collections stay about 2s apart (a third of the CPU under busy agents otherwise); 0: Go's own pacing (GOGC) only; default: an eighth of the memory available, at most 512")
 	fs.StringVar(&o.Headless.APIKeysFile, field("Options.Headless.APIKeysFile", "api-keys"), "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
 	fs.DurationVar(&o.Headless.IdleTimeout, field("Options.Headless.IdleTimeout", "headless-idle-timeout"), server.DefaultHeadlessIdleTimeout, "end a session started by raxol_start after this long with nobody attached and no change")
 	fs.IntVar(&o.Headless.MaxClients, field("Options.Headless.MaxClients", "headless-max-clients"), server.DefaultHeadlessMaxClients, "MCP clients attached to /mcp at once")
@@ -197,6 +227,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	o.MCP.AllowedHosts = allowedHosts.list()
 	if err := lc.level.UnmarshalText([]byte(logLevel)); err != nil {
 		return o, lc, fmt.Errorf("--log-level: %w", err)
+	}
+	if lc.gcHeadroomMiB < -1 {
+		return o, lc, fmt.Errorf("--gc-headroom-mib %d: want 0 (off), a number of MiB, or leave it out", lc.gcHeadroomMiB)
 	}
 	if lc.format != "text" && lc.format != "json" {
 		return o, lc, fmt.Errorf("--log-format %q: want text or json", lc.format)

@@ -1,0 +1,170 @@
+package gcpace
+
+import (
+	"bufio"
+	"context"
+	"math"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for Options.
+const (
+	DefaultInterval = 2 * time.Second
+	DefaultTick     = 250 * time.Millisecond
+	// MaxDefaultHeadroom caps DefaultHeadroom.
+	MaxDefaultHeadroom = 512 << 20
+)
+
+// Options configures Run.
+type Options struct {
+	// Interval is the shortest time between collections the pacer aims
+	// for (DefaultInterval if zero).
+	Interval time.Duration
+	// Headroom is the most heap the pacer lets grow beyond the goal Go's
+	// own pacing sets; 0 is DefaultHeadroom().
+	Headroom uint64
+	// Tick is how often the pacer reads the allocation rate (DefaultTick
+	// if zero).
+	Tick time.Duration
+	// OnChange, if set, is called with each GC percent the pacer sets.
+	OnChange func(percent int)
+}
+
+// DefaultHeadroom is an eighth of the memory the process may use (its
+// cgroup's limit, else the machine's memory, and at most a quarter of a
+// GOMEMLIMIT), capped at MaxDefaultHeadroom.
+func DefaultHeadroom() uint64 {
+	h := uint64(MaxDefaultHeadroom)
+	if m := memoryAvailable(); m > 0 {
+		h = min(h, m/8)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim > 0 && lim < math.MaxInt64 {
+		h = min(h, uint64(lim)/4)
+	}
+	return h
+}
+
+// memoryAvailable is the cgroup (v2) memory limit, else MemTotal from
+// /proc/meminfo, else 0.
+func memoryAvailable() uint64 {
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) >= 1 {
+				if kb, err := strconv.ParseUint(fields[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// Run paces collections until ctx is done, then puts the GC percent back
+// to what it was. It returns at once if collection is off (GOGC=off).
+func Run(ctx context.Context, o Options) {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Tick <= 0 {
+		o.Tick = DefaultTick
+	}
+	if o.Headroom == 0 {
+		o.Headroom = DefaultHeadroom()
+	}
+	base := debug.SetGCPercent(100)
+	debug.SetGCPercent(base)
+	if base < 0 {
+		return
+	}
+	cur := base
+	set := func(p int) {
+		if p == cur {
+			return
+		}
+		debug.SetGCPercent(p)
+		cur = p
+		if o.OnChange != nil {
+			o.OnChange(p)
+		}
+	}
+	defer func() {
+		if cur != base {
+			set(base)
+		}
+	}()
+
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/scan/stack:bytes"},
+		{Name: "/gc/scan/globals:bytes"},
+	}
+	read := func() (allocs, roots uint64) {
+		metrics.Read(samples)
+		v := func(i int) uint64 {
+			if samples[i].Value.Kind() != metrics.KindUint64 {
+				return 0
+			}
+			return samples[i].Value.Uint64()
+		}
+		return v(0), v(1) + v(2) + v(3)
+	}
+	t := time.NewTicker(o.Tick)
+	defer t.Stop()
+	lastAllocs, _ := read()
+	last := time.Now()
+	var rate float64 // bytes per second: rises at once, falls by a fifth a tick
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			allocs, roots := read()
+			if dt := now.Sub(last).Seconds(); dt > 0 {
+				rate = max(float64(allocs-lastAllocs)/dt, 0.8*rate)
+			}
+			lastAllocs, last = allocs, now
+			p := Percent(base, rate, o.Interval, roots, o.Headroom)
+			// Small moves are not worth a change (each moves the heap goal).
+			if p == base || p > cur+cur/10 || p < cur-cur/10 {
+				set(p)
+			}
+		}
+	}
+}
+
+// Percent is the GC percent that puts interval between collections at
+// rate bytes allocated per second, given the bytes a collection's goal is
+// figured on (roots: the heap the last collection found live, stacks and
+// globals; Go's goal is live + roots × percent / 100). It is never below
+// base (Go's own pacing) and never lets the heap goal grow more than
+// headroom beyond base's.
+func Percent(base int, rate float64, interval time.Duration, roots, headroom uint64) int {
+	if base < 0 || roots == 0 {
+		return base
+	}
+	baseExtra := float64(roots) * float64(base) / 100
+	want := rate * interval.Seconds()
+	if want <= baseExtra {
+		return base
+	}
+	want = min(want, baseExtra+float64(headroom))
+	return max(base, int(math.Ceil(want*100/float64(roots))))
+}

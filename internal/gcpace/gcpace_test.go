@@ -1,0 +1,158 @@
+package gcpace
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestPercent(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name     string
+		base     int
+		rate     float64
+		roots    uint64
+		headroom uint64
+		want     int
+	}{
+		{"idle", 100, 0, 200 * mib, 512 * mib, 100},
+		{"slow enough for Go's own pacing", 100, 90 * mib, 200 * mib, 512 * mib, 100},   // 180 MiB in 2 s < 200
+		{"fast: collections 2 s apart", 100, 300 * mib, 200 * mib, 512 * mib, 300},      // 600 MiB in 2 s
+		{"faster than the headroom allows", 100, 2000 * mib, 200 * mib, 512 * mib, 356}, // 200 + 512 = 712 MiB
+		{"a larger GOGC stands", 400, 300 * mib, 200 * mib, 512 * mib, 400},
+		{"GOGC=off stands", -1, 300 * mib, 200 * mib, 512 * mib, -1},
+		{"nothing live yet", 100, 300 * mib, 0, 512 * mib, 100},
+		{"no headroom", 100, 300 * mib, 200 * mib, 0, 100},
+	} {
+		if got := Percent(c.base, c.rate, 2*time.Second, c.roots, c.headroom); got != c.want {
+			t.Errorf("%s: Percent = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPercentNeverExceedsHeadroom: whatever the rate, the goal the percent
+// gives is at most headroom beyond Go's own.
+func TestPercentNeverExceedsHeadroom(t *testing.T) {
+	for _, roots := range []uint64{1 << 10, 1 << 20, 37 << 20, 1 << 30} {
+		for _, rate := range []float64{0, 1 << 10, 1 << 25, 1 << 35} {
+			for _, head := range []uint64{0, 1 << 20, 512 << 20} {
+				p := Percent(100, rate, time.Second, roots, head)
+				extra := float64(roots) * float64(p) / 100
+				// One percent of rounding up.
+				if p < 100 || extra > float64(roots)+float64(head)+float64(roots)/100 {
+					t.Errorf("roots %d rate %g headroom %d: percent %d (goal +%.0f bytes)", roots, rate, roots, p, extra)
+				}
+			}
+		}
+	}
+}
+
+func gogc() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
+}
+
+var sink [][]byte
+
+// TestRunRaisesUnderAllocationAndComesBack: while the process allocates
+// fast, Run raises the GC percent; when it stops, the percent comes back to
+// GOGC; when the context ends, Run returns with GOGC restored.
+func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var seen []int
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, Options{Interval: time.Second, Tick: 20 * time.Millisecond, Headroom: 256 << 20,
+			OnChange: func(p int) { mu.Lock(); seen = append(seen, p); mu.Unlock() }})
+	}()
+	raised := func() bool { return gogc() > 100 }
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: GC percent %d", what, gogc())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// allocate allocates about 200 MiB/s until the returned function is
+	// called.
+	allocate := func() (stop func()) {
+		quit, finished := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(finished)
+			for {
+				select {
+				case <-quit:
+					return
+				default:
+				}
+				for range 64 {
+					sink = append(sink[:0], make([]byte, 32<<10))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}()
+		return func() { close(quit); <-finished }
+	}
+
+	stop := allocate()
+	waitFor("allocating ~200 MiB/s", raised)
+	stop()
+	waitFor("after the allocation stopped", func() bool { return gogc() == 100 })
+
+	stop = allocate()
+	waitFor("allocating again", raised)
+	cancel()
+	<-done
+	stop()
+	if p := gogc(); p != 100 {
+		t.Fatalf("GC percent %d after Run returned, want GOGC (100) back", p)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) < 4 || seen[len(seen)-1] != 100 {
+		t.Fatalf("percents set %v: want raised, 100, raised, 100", seen)
+	}
+}
+
+func TestRunLeavesGCOffAlone(t *testing.T) {
+	base := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(base)
+	done := make(chan struct{})
+	go func() { defer close(done); Run(context.Background(), Options{}) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run with GOGC=off did not return")
+	}
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Fatalf("GC percent %d after Run with GOGC=off", p)
+	}
+}
+
+func TestDefaultHeadroom(t *testing.T) {
+	h := DefaultHeadroom()
+	if h == 0 || h > MaxDefaultHeadroom {
+		t.Fatalf("DefaultHeadroom = %d", h)
+	}
+	old := debug.SetMemoryLimit(400 << 20)
+	defer debug.SetMemoryLimit(old)
+	if h := DefaultHeadroom(); h > 100<<20 {
+		t.Fatalf("with GOMEMLIMIT 400 MiB, DefaultHeadroom = %d, want at most a quarter", h)
+	}
+}

@@ -1,7 +1,5 @@
 package ui
 
-import "reflect"
-
 // RenderCache lets a terminal reuse what a built-in leaf widget drew in
 // its last frame when nothing it is drawn from changed: the widget's value,
 // its local state, its size and focus, and the theme. Agents change one
@@ -64,9 +62,19 @@ type cachedWidget struct {
 }
 
 // begin starts a frame: what the last frame drew is what can be reused.
+// The maps of the frame before last are emptied and used again.
 func (c *RenderCache) begin() {
-	c.prev, c.cur = c.cur, make(map[cacheKey]cachedWidget, len(c.cur))
-	c.prevBoxes, c.curBoxes = c.curBoxes, make(map[cacheKey]cachedBox, len(c.curBoxes))
+	spare, spareBoxes := c.prev, c.prevBoxes
+	if spare == nil {
+		spare = make(map[cacheKey]cachedWidget, len(c.cur))
+	}
+	if spareBoxes == nil {
+		spareBoxes = make(map[cacheKey]cachedBox, len(c.curBoxes))
+	}
+	clear(spare)
+	clear(spareBoxes)
+	c.prev, c.cur = c.cur, spare
+	c.prevBoxes, c.curBoxes = c.curBoxes, spareBoxes
 }
 
 // SelfContained reports whether w is one of this package's widgets with
@@ -92,7 +100,7 @@ func cacheable(w Widget) bool {
 func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderContext) (cachedWidget, bool) {
 	e, ok := c.prev[cacheKey{id, rc.Height, rc.Fill}]
 	if !ok || e.width != rc.Width || e.height != rc.Height || e.fill != rc.Fill || e.focused != rc.Focused ||
-		e.theme != rc.Theme || !reflect.DeepEqual(e.before, *st) || !reflect.DeepEqual(e.w, w) {
+		e.theme != rc.Theme || !sameLocal(e.before, *st) || !sameWidget(e.w, w) {
 		return cachedWidget{}, false
 	}
 	return e, true

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sync/atomic"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
@@ -124,7 +123,13 @@ type derivedWidget struct {
 // to the last tree's taken from c (nil: none).
 func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, c *deriveCache) []Derived {
 	if c != nil {
-		c.prev, c.cur = c.cur, make(map[string]derivedWidget, len(c.cur))
+		// The map of the derivation before last is emptied and used again.
+		spare := c.prev
+		if spare == nil {
+			spare = make(map[string]derivedWidget, len(c.cur))
+		}
+		clear(spare)
+		c.prev, c.cur = c.cur, spare
 	}
 	if warn == nil {
 		warn = func(string, ...any) {}
@@ -162,7 +167,7 @@ func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, 
 		}
 		self := c != nil && ui.SelfContained(e.widget)
 		if self {
-			if d, ok := c.prev[id]; ok && reflect.DeepEqual(d.w, e.widget) {
+			if d, ok := c.prev[id]; ok && ui.SameWidget(d.w, e.widget) {
 				out = append(out, d.tools...)
 				c.cur[id] = d
 				continue

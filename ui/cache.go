@@ -100,7 +100,7 @@ func cacheable(w Widget) bool {
 func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderContext) (cachedWidget, bool) {
 	e, ok := c.prev[cacheKey{id, rc.Height, rc.Fill}]
 	if !ok || e.width != rc.Width || e.height != rc.Height || e.fill != rc.Fill || e.focused != rc.Focused ||
-		e.theme != rc.Theme || !sameLocal(e.before, *st) || !sameWidget(e.w, w) {
+		e.theme != rc.Theme || !sameLocal(e.before, *st) || !SameWidget(e.w, w) {
 		return cachedWidget{}, false
 	}
 	return e, true

@@ -5,15 +5,15 @@ import (
 	"slices"
 )
 
-// sameWidget reports whether a and b, built-in widgets the render cache
-// keeps (cacheable), draw the same: every field equal. It is
+// SameWidget reports whether a and b are the same value: for this
+// package's leaf widgets (those the render cache keeps and whose tools the
+// MCP bridge keeps, see SelfContained), every field equal. It is
 // reflect.DeepEqual without the reflection, which was most of a cached
-// frame's cost, except that a nil and an empty slice are the same (no
-// widget draws them differently). Widgets without slices compare with ==;
+// frame's cost. Widgets without slices compare with ==;
 // the others field by field. TestSameWidgetIsDeepEqual changes every field
 // of every one of these widgets in turn, so a field added to a widget and
 // not compared here fails it.
-func sameWidget(a, b Widget) bool {
+func SameWidget(a, b Widget) bool {
 	switch x := a.(type) {
 	case TextInput:
 		y, ok := b.(TextInput)
@@ -40,14 +40,14 @@ func sameWidget(a, b Widget) bool {
 		return x == y && reflect.DeepEqual(xm, ym)
 	case SelectList:
 		y, ok := b.(SelectList)
-		if !ok || !slices.Equal(x.Options, y.Options) {
+		if !ok || !eq(x.Options, y.Options) {
 			return false
 		}
 		return x.ID == y.ID && x.Label == y.Label && x.Selected == y.Selected && x.Height == y.Height &&
 			x.Disabled == y.Disabled && x.Exclude == y.Exclude
 	case Tabs:
 		y, ok := b.(Tabs)
-		if !ok || !slices.Equal(x.Tabs, y.Tabs) {
+		if !ok || !eq(x.Tabs, y.Tabs) {
 			return false
 		}
 		return x.ID == y.ID && x.Active == y.Active && x.Disabled == y.Disabled && x.Exclude == y.Exclude
@@ -59,7 +59,7 @@ func sameWidget(a, b Widget) bool {
 		return x.ID == y.ID && x.Disabled == y.Disabled && x.Exclude == y.Exclude
 	case Table:
 		y, ok := b.(Table)
-		if !ok || !slices.Equal(x.Columns, y.Columns) || !slices.EqualFunc(x.Rows, y.Rows, slices.Equal) {
+		if !ok || !eq(x.Columns, y.Columns) || !eqFunc(x.Rows, y.Rows, eq) {
 			return false
 		}
 		return x.ID == y.ID && x.Selected == y.Selected && x.SortColumn == y.SortColumn &&
@@ -72,29 +72,29 @@ func sameWidget(a, b Widget) bool {
 		return x.ID == y.ID && x.Selected == y.Selected && x.Height == y.Height && x.Disabled == y.Disabled && x.Exclude == y.Exclude
 	case Viewport:
 		y, ok := b.(Viewport)
-		if !ok || !slices.Equal(x.Lines, y.Lines) {
+		if !ok || !eq(x.Lines, y.Lines) {
 			return false
 		}
 		return x.ID == y.ID && x.Title == y.Title && x.Offset == y.Offset && x.Height == y.Height &&
 			x.Disabled == y.Disabled && x.Exclude == y.Exclude
 	case BarChart:
 		y, ok := b.(BarChart)
-		if !ok || !slices.Equal(x.Bars, y.Bars) {
+		if !ok || !eq(x.Bars, y.Bars) {
 			return false
 		}
 		return x.ID == y.ID && x.Title == y.Title && x.Height == y.Height && x.Exclude == y.Exclude
 	case LineChart:
 		y, ok := b.(LineChart)
-		if !ok || !slices.EqualFunc(x.Series, y.Series, func(p, q Series) bool {
-			return p.Name == q.Name && slices.Equal(p.Values, q.Values)
+		if !ok || !eqFunc(x.Series, y.Series, func(p, q Series) bool {
+			return p.Name == q.Name && eq(p.Values, q.Values)
 		}) {
 			return false
 		}
 		return x.ID == y.ID && x.Title == y.Title && x.Height == y.Height && x.Exclude == y.Exclude
 	case ScatterChart:
 		y, ok := b.(ScatterChart)
-		if !ok || !slices.EqualFunc(x.Series, y.Series, func(p, q ScatterSeries) bool {
-			return p.Name == q.Name && slices.Equal(p.Points, q.Points)
+		if !ok || !eqFunc(x.Series, y.Series, func(p, q ScatterSeries) bool {
+			return p.Name == q.Name && eq(p.Points, q.Points)
 		}) {
 			return false
 		}
@@ -104,7 +104,7 @@ func sameWidget(a, b Widget) bool {
 }
 
 func sameMenuItems(a, b []MenuItem) bool {
-	return slices.EqualFunc(a, b, func(p, q MenuItem) bool {
+	return eqFunc(a, b, func(p, q MenuItem) bool {
 		if !sameMenuItems(p.Children, q.Children) {
 			return false
 		}
@@ -113,12 +113,21 @@ func sameMenuItems(a, b []MenuItem) bool {
 }
 
 func sameTreeNodes(a, b []TreeNode) bool {
-	return slices.EqualFunc(a, b, func(p, q TreeNode) bool {
+	return eqFunc(a, b, func(p, q TreeNode) bool {
 		if !sameTreeNodes(p.Children, q.Children) {
 			return false
 		}
 		return p.ID == q.ID && p.Label == q.Label && p.Expanded == q.Expanded
 	})
+}
+
+// eq is slices.Equal, except that a nil slice equals only a nil one (as
+// with reflect.DeepEqual).
+func eq[T comparable](a, b []T) bool { return (a == nil) == (b == nil) && slices.Equal(a, b) }
+
+// eqFunc is slices.EqualFunc, except that a nil slice equals only a nil one.
+func eqFunc[T any](a, b []T, f func(T, T) bool) bool {
+	return (a == nil) == (b == nil) && slices.EqualFunc(a, b, f)
 }
 
 // sameLocal reports whether two local states are equal (Data compared

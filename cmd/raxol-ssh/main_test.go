@@ -31,22 +31,27 @@ func TestFlagsAndEnvironment(t *testing.T) {
 			"RAXOL_DATA_DIR":                "/data",
 			"RAXOL_LOG_FORMAT":              "json",
 			"RAXOL_MCP_CLIENT_IDLE_TIMEOUT": "45m",
+			"RAXOL_GC_HEADROOM_MIB":         "64",
 		}), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.SSH.Addr != "127.0.0.1:2300" || o.MCP.Addr != "127.0.0.1:9100" || o.MetricsAddr != "127.0.0.1:9200" || o.Limits.MaxPerIP != 3 ||
 		o.Env != server.EnvProd || o.SSH.AuthorizedKeysFile != "/keys" || o.DataDir != "/data" ||
-		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" || o.MCP.ClientIdleTimeout != 45*time.Minute {
+		o.Limits.IdleTimeout != 5*time.Minute || lc.format != "json" || o.MCP.ClientIdleTimeout != 45*time.Minute ||
+		lc.gcHeadroomMiB != 64 {
 		t.Fatalf("options %+v, log %+v", o, lc)
 	}
 }
 
 func TestDefaults(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	o, _, err := parse(nil, env(nil), &bytes.Buffer{})
+	o, lc, err := parse(nil, env(nil), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if lc.gcHeadroomMiB != -1 {
+		t.Errorf("--gc-headroom-mib defaults to %d, want -1 (gcpace.DefaultHeadroom)", lc.gcHeadroomMiB)
 	}
 	if o.SSH.Addr != "127.0.0.1:2222" || o.MCP.Addr != "127.0.0.1:8080" || o.MetricsAddr != "" || o.Env != server.EnvDev ||
 		o.MCP.ClientIdleTimeout != 30*time.Minute {
@@ -68,6 +73,8 @@ func TestBadInputIsNamed(t *testing.T) {
 		{args: []string{"--log-level", "loud"}, want: "--log-level"},
 		{args: []string{"--log-format", "xml"}, want: "--log-format"},
 		{args: []string{"extra"}, want: `unexpected argument "extra"`},
+		{args: []string{"--gc-headroom-mib", "-5"}, want: "--gc-headroom-mib"},
+		{env: map[string]string{"RAXOL_GC_HEADROOM_MIB": "much"}, want: "RAXOL_GC_HEADROOM_MIB"},
 	} {
 		var out bytes.Buffer
 		_, _, err := parse(tc.args, env(tc.env), &out)

@@ -51,8 +51,8 @@ func (c *conn) classify(name string) (sensitive, known bool) {
 	case ToolScreenshot, ToolDiscover:
 		return false, true
 	}
-	_, spec, ok := Lookup(c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, name)
-	if !ok {
+	_, spec, err := c.resolveNow(name)
+	if err != nil {
 		return false, false
 	}
 	return spec.Annotations["sensitive"] == true || spec.Annotations["destructiveHint"] == true, true

@@ -54,12 +54,13 @@ type conn struct {
 	derivedFor   uint64
 	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
 	modal        []string
-	clients      sync.Map     // *mcp.ServerSession -> *client: attached clients
-	requests     sync.Map     // requestHeader tag -> the POST's context, while it is served
-	gate         *Gate        // the authorization middleware
-	sseStreams   atomic.Int32 // SSE streams open now
-	attachMu     sync.Mutex   // serializes attach
-	reclaimMu    sync.Mutex   // serializes reclaim
+	scans        atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
+	clients      sync.Map                // *mcp.ServerSession -> *client: attached clients
+	requests     sync.Map                // requestHeader tag -> the POST's context, while it is served
+	gate         *Gate                   // the authorization middleware
+	sseStreams   atomic.Int32            // SSE streams open now
+	attachMu     sync.Mutex              // serializes attach
+	reclaimMu    sync.Mutex              // serializes reclaim
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -189,8 +190,9 @@ func (c *conn) sync() {
 	// Screen, attention and presence changes wake sync too; the tools of
 	// a tree are derived once per snapshot.
 	if c.derivedFor != snap.Version || c.derivedTools == nil {
-		c.derivedTools = deriveCached(c.sess.Guard(), c.b.opts.Namespace, snap.Tree, c.warnOnce, &c.deriveCache)
-		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), c.modalIDs(snap.Tree)
+		sc := c.scannedAt(snap)
+		c.derivedTools = deriveIn(c.sess.Guard(), c.b.opts.Namespace, sc, c.warnOnce, &c.deriveCache)
+		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), modalIDs(sc)
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
@@ -321,11 +323,26 @@ func (c *conn) widgetIDs(tree ui.Node) []string {
 	return ids
 }
 
+// scannedAt is snap's tree scanned, once per snapshot for the calls and
+// the watcher together.
+func (c *conn) scannedAt(snap dispatcher.Snapshot) *scanned {
+	if s := c.scans.Load(); s != nil && s.version == snap.Version {
+		return s
+	}
+	s := newScanned(c.sess.Guard(), snap.Version, snap.Tree)
+	c.scans.Store(s)
+	return s
+}
+
+// resolveNow is resolve in the session's current tree.
+func (c *conn) resolveNow(name string) (ui.ToolProvider, ui.ToolSpec, error) {
+	return resolveIn(c.sess.Guard(), c.b.opts.Namespace, c.scannedAt(c.sess.Dispatcher.Snapshot()), name)
+}
+
 // modalIDs lists the open modal and every widget in it, or nil when no
 // modal is open.
-func (c *conn) modalIDs(tree ui.Node) []string {
-	es := scan(c.sess.Guard(), tree)
-	rc := reachOf(es)
+func modalIDs(s *scanned) []string {
+	es, rc := s.es, s.rc
 	if !rc.open {
 		return nil
 	}
@@ -511,12 +528,12 @@ func (c *conn) unavailable(name string) *mcp.CallToolResult {
 	if !ok {
 		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
 	}
-	tree := c.sess.Dispatcher.Snapshot().Tree
-	_, _, err := resolve(c.sess.Guard(), c.b.opts.Namespace, tree, name)
+	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
+	_, _, err := resolveIn(c.sess.Guard(), c.b.opts.Namespace, sc, name)
 	if res := lookupError(err, widgetID, action); res != nil {
 		return res
 	}
-	if first(scan(c.sess.Guard(), tree), widgetID) >= 0 {
+	if first(sc.es, widgetID) >= 0 {
 		return errorResult(ErrKindWidgetGone, fmt.Sprintf("widget %q does not offer %q now (it may be disabled or hidden)", widgetID, action))
 	}
 	return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
@@ -527,7 +544,7 @@ func (c *conn) unavailable(name string) *mcp.CallToolResult {
 // Anything else, a tool the tree does not offer included, is a write.
 func (c *conn) isReadAction(widgetID, action string) bool {
 	name := c.b.opts.Namespace + "." + widgetID + "." + action
-	_, spec, err := resolve(c.sess.Guard(), c.b.opts.Namespace, c.sess.Dispatcher.Snapshot().Tree, name)
+	_, spec, err := c.resolveNow(name)
 	return err == nil && spec.ReadOnly
 }
 
@@ -617,7 +634,7 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	ns := c.b.opts.Namespace
 	g := c.sess.Guard()
 	widgetID, action, _ := SplitName(ns, name)
-	tp, spec, err := resolve(g, ns, c.sess.Dispatcher.Snapshot().Tree, name)
+	tp, spec, err := c.resolveNow(name)
 	if err != nil {
 		return c.unavailable(name)
 	}
@@ -689,12 +706,12 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	}
 	c.sess.NoteAction(widgetID)
 	out := map[string]any{"result": result}
-	tree := c.sess.Dispatcher.Snapshot().Tree
+	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
 	var stateOf ui.ToolProvider
-	if w, _, err := resolve(g, ns, tree, name); err == nil {
+	if w, _, err := resolveIn(g, ns, sc, name); err == nil {
 		stateOf = w
-	} else if i := first(scan(g, tree), widgetID); i >= 0 {
-		stateOf, _ = scan(g, tree)[i].node.(ui.ToolProvider)
+	} else if i := first(sc.es, widgetID); i >= 0 {
+		stateOf, _ = sc.es[i].node.(ui.ToolProvider)
 	}
 	if stateOf != nil {
 		// The change is applied: a State that panics costs the answer

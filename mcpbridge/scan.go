@@ -3,6 +3,7 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
@@ -122,6 +123,11 @@ type derivedWidget struct {
 // deriveCached is derive, with the tools of self-contained widgets equal
 // to the last tree's taken from c (nil: none).
 func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, c *deriveCache) []Derived {
+	return deriveIn(g, namespace, newScanned(g, 0, tree), warn, c)
+}
+
+// deriveIn is deriveCached in a scanned tree.
+func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *deriveCache) []Derived {
 	if c != nil {
 		// The map of the derivation before last is emptied and used again.
 		spare := c.prev
@@ -134,8 +140,7 @@ func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, 
 	if warn == nil {
 		warn = func(string, ...any) {}
 	}
-	es := scan(g, tree)
-	rc := reachOf(es)
+	es, rc := s.es, s.rc
 	var out []Derived
 	seen := map[string]bool{}
 	for i, e := range es {
@@ -173,7 +178,7 @@ func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, 
 				continue
 			}
 		}
-		specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+		specs, err := s.toolsAt(g, i, id, tp)
 		if err != nil {
 			continue
 		}
@@ -217,11 +222,63 @@ func (e shadowedError) Error() string {
 // nothing: errNoTool, a shadowedError, or a *guard.Panic when the widget's
 // Tools panicked.
 func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, error) {
+	return resolveIn(g, namespace, newScanned(g, 0, tree), name)
+}
+
+// scanned is a tree scanned once, with the reach of its open modal and the
+// tools of its self-contained widgets asked for so far: a session's calls
+// and its watcher share one per snapshot (conn.scannedAt) instead of
+// walking the tree and asking widgets for their tools several times a
+// call. Safe for concurrent use; what it hands out is shared, read only.
+type scanned struct {
+	version uint64
+	es      []entry
+	rc      reach
+
+	mu    sync.Mutex
+	tools map[int]toolsOf // by entry index; self-contained widgets only
+}
+
+type toolsOf struct {
+	specs []ui.ToolSpec
+	err   error
+}
+
+func newScanned(g guard.Scope, version uint64, tree ui.Node) *scanned {
+	es := scan(g, tree)
+	return &scanned{version: version, es: es, rc: reachOf(es)}
+}
+
+// toolsAt is the Tools of entry i (tp, with id), run in g; those of a
+// self-contained widget (ui.SelfContained: they follow from its fields)
+// are asked for once.
+func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) ([]ui.ToolSpec, error) {
+	if w := s.es[i].widget; w == nil || !ui.SelfContained(w) {
+		return guard.Call(g, metrics.HookTools, id, tp.Tools)
+	}
+	s.mu.Lock()
+	t, ok := s.tools[i]
+	s.mu.Unlock()
+	if ok {
+		return t.specs, t.err
+	}
+	specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+	s.mu.Lock()
+	if s.tools == nil {
+		s.tools = map[int]toolsOf{}
+	}
+	s.tools[i] = toolsOf{specs, err}
+	s.mu.Unlock()
+	return specs, err
+}
+
+// resolveIn is resolve in a scanned tree.
+func resolveIn(g guard.Scope, namespace string, s *scanned, name string) (ui.ToolProvider, ui.ToolSpec, error) {
 	id, action, ok := SplitName(namespace, name)
 	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
 		return nil, ui.ToolSpec{}, errNoTool
 	}
-	es := scan(g, tree)
+	es := s.es
 	i := first(es, id) // only the first widget with an id counts
 	if i < 0 {
 		return nil, ui.ToolSpec{}, errNoTool
@@ -233,14 +290,14 @@ func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.Too
 	if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(tp) }); err != nil || ex {
 		return nil, ui.ToolSpec{}, errNoTool
 	}
-	if rc := reachOf(es); !rc.covers(i) {
+	if rc := s.rc; !rc.covers(i) {
 		modal := rc.modal
 		if modal == "" {
 			modal = "overlay"
 		}
 		return nil, ui.ToolSpec{}, shadowedError{widget: id, modal: modal}
 	}
-	specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+	specs, err := s.toolsAt(g, i, id, tp)
 	if err != nil {
 		return nil, ui.ToolSpec{}, err
 	}

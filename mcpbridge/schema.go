@@ -9,9 +9,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// schemaCache holds resolved input schemas by (widget type, action):
-// schemas are static per pair (see ui.ToolSpec), so it stays small; it is
-// capped anyway.
+// schemaCache holds resolved input schemas by (widget type, action) and
+// the schema's own JSON: two widgets of one type may declare different
+// schemas for an action. Capped.
 type schemaCache struct {
 	mu sync.Mutex
 	m  map[string]*jsonschema.Resolved
@@ -23,14 +23,23 @@ const maxSchemas = 1024
 // cleanSchema(schema) of the provider's schema, naming the offending
 // field. key names the (widget type, action) the schema belongs to.
 func (c *schemaCache) validate(key string, schema map[string]any, args map[string]any) error {
+	if acceptsSimple(schema, args) {
+		return nil
+	}
+	return c.validateFull(key, schema, args)
+}
+
+// validateFull is validate by jsonschema-go alone.
+func (c *schemaCache) validateFull(key string, schema map[string]any, args map[string]any) error {
+	raw, err := json.Marshal(cleanSchema(schema))
+	if err != nil {
+		return fmt.Errorf("the tool's schema is not valid JSON: %w", err)
+	}
+	key += " " + string(raw)
 	c.mu.Lock()
 	rs, ok := c.m[key]
 	c.mu.Unlock()
 	if !ok {
-		raw, err := json.Marshal(cleanSchema(schema))
-		if err != nil {
-			return fmt.Errorf("the tool's schema is not valid JSON: %w", err)
-		}
 		var s jsonschema.Schema
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return fmt.Errorf("the tool's schema is invalid: %w", err)

@@ -121,11 +121,14 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 
 // release drops the renderer and its copy of the screen; the next draw
 // rebuilds them. For idle terminals.
+//
+// The frame buffer is dropped, not given back to the pool: a pool holds
+// what it is given until two collections pass, and a thousand terminals
+// going quiet together would leave a thousand buffers (~200 KiB each at
+// 80x24) there, to be marked by the collector and held in RSS, where
+// occasional frames only ever need a few.
 func (s *screen) release() {
 	if s.started && !s.closed {
-		if s.frame != nil {
-			frames.Put(s.frame)
-		}
 		s.scr, s.frame = nil, nil
 	}
 }

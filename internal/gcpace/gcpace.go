@@ -20,6 +20,14 @@ const (
 	MaxDefaultHeadroom = 512 << 20
 )
 
+const (
+	// quietRate is the allocation rate, in bytes per second, under which
+	// the pacer counts the server quiet.
+	quietRate = 4 << 20
+	// DefaultSettleAfter is Options.SettleAfter's default.
+	DefaultSettleAfter = 10 * time.Second
+)
+
 // Options configures Run.
 type Options struct {
 	// Interval is the shortest time between collections the pacer aims
@@ -31,6 +39,11 @@ type Options struct {
 	// Tick is how often the pacer reads the allocation rate (DefaultTick
 	// if zero).
 	Tick time.Duration
+	// SettleAfter is how long the server must be quiet (GOGC's pace,
+	// under 4 MiB allocated a second) with no collection before the pacer
+	// collects once and gives the memory back (DefaultSettleAfter if
+	// zero). Once per quiet spell.
+	SettleAfter time.Duration
 	// OnChange, if set, is called with each GC percent the pacer sets.
 	OnChange func(percent int)
 }
@@ -88,6 +101,9 @@ func Run(ctx context.Context, o Options) {
 	if o.Headroom == 0 {
 		o.Headroom = DefaultHeadroom()
 	}
+	if o.SettleAfter <= 0 {
+		o.SettleAfter = DefaultSettleAfter
+	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
 	if base < 0 {
@@ -115,8 +131,9 @@ func Run(ctx context.Context, o Options) {
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/gc/scan/stack:bytes"},
 		{Name: "/gc/scan/globals:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
 	}
-	read := func() (allocs, roots uint64) {
+	read := func() (allocs, roots, cycles uint64) {
 		metrics.Read(samples)
 		v := func(i int) uint64 {
 			if samples[i].Value.Kind() != metrics.KindUint64 {
@@ -124,19 +141,22 @@ func Run(ctx context.Context, o Options) {
 			}
 			return samples[i].Value.Uint64()
 		}
-		return v(0), v(1) + v(2) + v(3)
+		return v(0), v(1) + v(2) + v(3), v(4)
 	}
 	t := time.NewTicker(o.Tick)
 	defer t.Stop()
-	lastAllocs, _ := read()
+	lastAllocs, _, _ := read()
 	last := time.Now()
 	var rate float64 // bytes per second: rises at once, falls by a fifth a tick
+	var quietSince time.Time
+	var quietCycles uint64 // collections when the quiet began
+	settled := false       // the collection of this quiet spell is done
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			allocs, roots := read()
+			allocs, roots, cycles := read()
 			if dt := now.Sub(last).Seconds(); dt > 0 {
 				rate = max(float64(allocs-lastAllocs)/dt, 0.8*rate)
 			}
@@ -145,6 +165,24 @@ func Run(ctx context.Context, o Options) {
 			// Small moves are not worth a change (each moves the heap goal).
 			if p == base || p > cur+cur/10 || p < cur-cur/10 {
 				set(p)
+			}
+			// A quiet server may hold the garbage of its last burst, and
+			// what its sessions freed as they went idle, until Go's
+			// periodic collection two minutes on: once the quiet has lasted
+			// SettleAfter without a collection, collect and give the
+			// memory back, once a quiet spell.
+			if cur != base || rate > quietRate {
+				quietSince, settled = time.Time{}, false
+				continue
+			}
+			if quietSince.IsZero() {
+				quietSince, quietCycles = now, cycles
+			}
+			if !settled && now.Sub(quietSince) >= o.SettleAfter {
+				settled = true
+				if cycles == quietCycles {
+					debug.FreeOSMemory()
+				}
 			}
 		}
 	}

@@ -61,6 +61,12 @@ func gogc() int {
 	return int(s[0].Value.Uint64())
 }
 
+func forcedGCs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 var sink [][]byte
 
 // TestRunRaisesUnderAllocationAndComesBack: while the process allocates
@@ -75,7 +81,7 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, Options{Interval: time.Second, Tick: 20 * time.Millisecond, Headroom: 256 << 20,
+		Run(ctx, Options{Interval: time.Second, Tick: 20 * time.Millisecond, Headroom: 256 << 20, SettleAfter: 200 * time.Millisecond,
 			OnChange: func(p int) { mu.Lock(); seen = append(seen, p); mu.Unlock() }})
 	}()
 	raised := func() bool { return gogc() > 100 }
@@ -112,8 +118,16 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 
 	stop := allocate()
 	waitFor("allocating ~200 MiB/s", raised)
+	forced := forcedGCs()
 	stop()
 	waitFor("after the allocation stopped", func() bool { return gogc() == 100 })
+
+	// Quiet, and no collection comes: the pacer's does, once.
+	waitFor("a collection once quiet", func() bool { return forcedGCs() > forced })
+	time.Sleep(500 * time.Millisecond)
+	if n := forcedGCs() - forced; n != 1 {
+		t.Fatalf("%d collections forced in one quiet spell, want 1", n)
+	}
 
 	stop = allocate()
 	waitFor("allocating again", raised)

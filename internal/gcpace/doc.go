@@ -7,10 +7,10 @@
 // the allocation rate would otherwise start collections closer together
 // than Options.Interval, and back at the value the process started with
 // (GOGC) when the rate falls or the context ends. A server quiet for
-// Options.SettleAfter (10 s) with no collection is collected once and its
-// memory given back (runtime/debug.FreeOSMemory): the garbage of the last
-// burst and what its sessions freed as they went idle would otherwise be
-// held until Go's periodic collection two minutes on.
+// Options.SettleAfter (3 s) with no collection is collected and its memory
+// given back (runtime/debug.FreeOSMemory), and again at 12 s: the garbage
+// of the last burst and what its sessions freed as they went idle would
+// otherwise be held until Go's periodic collection two minutes on.
 //
 // Why: Go starts a collection each time the heap grows by GOGC percent of
 // what is live, and each collection marks everything live. A server whose

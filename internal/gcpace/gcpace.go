@@ -25,7 +25,11 @@ const (
 	// the pacer counts the server quiet.
 	quietRate = 4 << 20
 	// DefaultSettleAfter is Options.SettleAfter's default.
-	DefaultSettleAfter = 10 * time.Second
+	DefaultSettleAfter = 3 * time.Second
+	// settles is how many collections one quiet spell gets at most: at
+	// SettleAfter and at four times it (what sessions free once idle for
+	// a few seconds, after the first).
+	settles = 2
 )
 
 // Options configures Run.
@@ -41,8 +45,8 @@ type Options struct {
 	Tick time.Duration
 	// SettleAfter is how long the server must be quiet (GOGC's pace,
 	// under 4 MiB allocated a second) with no collection before the pacer
-	// collects once and gives the memory back (DefaultSettleAfter if
-	// zero). Once per quiet spell.
+	// collects and gives the memory back (DefaultSettleAfter if zero);
+	// it does again at four times SettleAfter, and no more that spell.
 	SettleAfter time.Duration
 	// OnChange, if set, is called with each GC percent the pacer sets.
 	OnChange func(percent int)
@@ -149,8 +153,8 @@ func Run(ctx context.Context, o Options) {
 	last := time.Now()
 	var rate float64 // bytes per second: rises at once, falls by a fifth a tick
 	var quietSince time.Time
-	var quietCycles uint64 // collections when the quiet began
-	settled := false       // the collection of this quiet spell is done
+	var quietCycles uint64 // collections when the quiet began, or at its last settle
+	settled := 0           // collections of this quiet spell so far
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,18 +174,20 @@ func Run(ctx context.Context, o Options) {
 			// what its sessions freed as they went idle, until Go's
 			// periodic collection two minutes on: once the quiet has lasted
 			// SettleAfter without a collection, collect and give the
-			// memory back, once a quiet spell.
+			// memory back; again at four times that, if no collection came
+			// in between.
 			if cur != base || rate > quietRate {
-				quietSince, settled = time.Time{}, false
+				quietSince, settled = time.Time{}, 0
 				continue
 			}
 			if quietSince.IsZero() {
 				quietSince, quietCycles = now, cycles
 			}
-			if !settled && now.Sub(quietSince) >= o.SettleAfter {
-				settled = true
+			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait {
+				settled++
 				if cycles == quietCycles {
 					debug.FreeOSMemory()
+					_, _, quietCycles = read()
 				}
 			}
 		}

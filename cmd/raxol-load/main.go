@@ -89,6 +89,7 @@ func run() error {
 	n := flag.Int("sessions", 100, "sessions to open")
 	parallel := flag.Int("parallel", 16, "connections opened at once")
 	hold := flag.Duration("hold", 10*time.Second, "how long the sessions stay open and idle")
+	settle := flag.Duration("settle", 2*time.Second, "how long to wait after opening the sessions and attaching the agents before the idle period is measured (raxol-ssh's GC pacer collects a quiet server at 3 s and 12 s: with --settle 15s the idle period is the steady state)")
 	keys := flag.Int("keys", 200, "keystroke round trips to time (spread over the sessions)")
 	agents := flag.Int("agents", 0, "sessions that also get an MCP agent, attached with the URL and token read off the attach panel (ctrl+o)")
 	calls := flag.Int("calls", 500, "MCP tool calls to time (spread over the agents)")
@@ -240,7 +241,7 @@ func run() error {
 	}
 
 	// Let first frames settle, then measure an idle period.
-	time.Sleep(2 * time.Second)
+	time.Sleep(*settle)
 	idleStart, err := scrapeAll(metricsURLs)
 	if err != nil {
 		return err

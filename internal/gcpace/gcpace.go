@@ -21,9 +21,9 @@ const (
 )
 
 const (
-	// quietRate is the allocation rate, in bytes per second, under which
-	// the pacer counts the server quiet.
-	quietRate = 4 << 20
+	// quietRate is the allocation rate, in bytes per second on average
+	// since the quiet began, under which the pacer counts the server quiet.
+	quietRate = 8 << 20
 	// DefaultSettleAfter is Options.SettleAfter's default.
 	DefaultSettleAfter = 3 * time.Second
 	// settles is how many collections one quiet spell gets at most: at
@@ -44,7 +44,7 @@ type Options struct {
 	// if zero).
 	Tick time.Duration
 	// SettleAfter is how long the server must be quiet (GOGC's pace,
-	// under 4 MiB allocated a second) with no collection before the pacer
+	// under 8 MiB allocated a second on average) with no collection before the pacer
 	// collects and gives the memory back (DefaultSettleAfter if zero);
 	// it does again at four times SettleAfter, and no more that spell.
 	SettleAfter time.Duration
@@ -153,7 +153,8 @@ func Run(ctx context.Context, o Options) {
 	last := time.Now()
 	var rate float64 // bytes per second: rises at once, falls by a fifth a tick
 	var quietSince time.Time
-	var quietCycles uint64 // collections when the quiet began, or at its last settle
+	var quietCycles uint64 // collections counted when the quiet (re)started, or at its last settle
+	var quietAllocs uint64 // bytes allocated in all when the quiet (re)started
 	settled := 0           // collections of this quiet spell so far
 	for {
 		select {
@@ -173,22 +174,24 @@ func Run(ctx context.Context, o Options) {
 			// A quiet server may hold the garbage of its last burst, and
 			// what its sessions freed as they went idle, until Go's
 			// periodic collection two minutes on: once the quiet has lasted
-			// SettleAfter without a collection, collect and give the
-			// memory back; again at four times that, if no collection came
-			// in between.
-			if cur != base || rate > quietRate {
-				quietSince, settled = time.Time{}, 0
+			// SettleAfter since it began or since the last collection,
+			// collect and give the memory back; again at four times that.
+			switch {
+			case cur != base: // pacing: not quiet
+				quietSince = time.Time{}
 				continue
-			}
-			if quietSince.IsZero() {
-				quietSince, quietCycles = now, cycles
+			case quietSince.IsZero(),
+				now.Sub(quietSince) >= time.Second && float64(allocs-quietAllocs)/now.Sub(quietSince).Seconds() > quietRate:
+				// A quiet spell begins (again, if it was busier than quiet).
+				quietSince, quietCycles, quietAllocs, settled = now, cycles, allocs, 0
+			case cycles != quietCycles:
+				// A collection came: count from it, with no more settles.
+				quietSince, quietCycles, quietAllocs = now, cycles, allocs
 			}
 			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait {
 				settled++
-				if cycles == quietCycles {
-					debug.FreeOSMemory()
-					_, _, quietCycles = read()
-				}
+				debug.FreeOSMemory()
+				_, _, quietCycles = read()
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,13 +55,19 @@ type conn struct {
 	derivedFor   uint64
 	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
 	modal        []string
-	scans        atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
-	clients      sync.Map                // *mcp.ServerSession -> *client: attached clients
-	requests     sync.Map                // requestHeader tag -> the POST's context, while it is served
-	gate         *Gate                   // the authorization middleware
-	sseStreams   atomic.Int32            // SSE streams open now
-	attachMu     sync.Mutex              // serializes attach
-	reclaimMu    sync.Mutex              // serializes reclaim
+	// What the last lens selection was made from (sync only): a sync with
+	// the same snapshot, attention and recent actions selects the same.
+	lensFor    uint64
+	lensAtt    session.Attention
+	lensRecent []string
+	lensDone   bool
+	scans      atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
+	clients    sync.Map                // *mcp.ServerSession -> *client: attached clients
+	requests   sync.Map                // requestHeader tag -> the POST's context, while it is served
+	gate       *Gate                   // the authorization middleware
+	sseStreams atomic.Int32            // SSE streams open now
+	attachMu   sync.Mutex              // serializes attach
+	reclaimMu  sync.Mutex              // serializes reclaim
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -196,13 +203,20 @@ func (c *conn) sync() {
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
+	recent := c.sess.Recent()
+	if c.lensFor == snap.Version && c.lensAtt == att && slices.Equal(c.lensRecent, recent) && c.lensDone {
+		// Woken by the screen or presence alone: the advertised tools
+		// follow from what they followed from last time.
+		c.res.update(snap)
+		return
+	}
 	selected := lens.Select(lensTools(derived), lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,
 		Tree:     c.treeIDs,
 		Focused:  att.Focus,
 		Hover:    att.Hover,
-		Recent:   c.sess.Recent(),
+		Recent:   recent,
 		Modal:    c.modal,
 	})
 	advertised := lens.Names(selected)
@@ -260,6 +274,7 @@ func (c *conn) sync() {
 	c.mu.Lock()
 	c.synced = snap.Version
 	c.mu.Unlock()
+	c.lensFor, c.lensAtt, c.lensRecent, c.lensDone = snap.Version, att, recent, true
 	c.res.update(snap)
 }
 

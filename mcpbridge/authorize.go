@@ -61,7 +61,7 @@ func (c *conn) classify(name string) (sensitive, known bool) {
 // authorizeCall applies the tool seam to a call; nil lets it run.
 func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
 	name := r.Params.Name
-	args, _ := decodeArgs(r.Params.Arguments)
+	args, _ := argsOf(ctx, r)
 	sensitive, known := c.classify(name)
 	if !known {
 		// Nothing runs without being classified: refuse, saying why the

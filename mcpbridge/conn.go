@@ -452,6 +452,9 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
+		// The arguments are decoded once, for the authorization and the
+		// call both (argsOf).
+		ctx = context.WithValue(ctx, argsKey{}, &argsCell{})
 		if !c.allowCall(req) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
@@ -653,7 +656,7 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	if err != nil {
 		return c.unavailable(name)
 	}
-	args, err := decodeArgs(r.Params.Arguments)
+	args, err := argsOf(ctx, r)
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
@@ -738,6 +741,31 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 		}
 	}
 	return jsonResult(out)
+}
+
+// argsKey is the context key of a tools/call's argsCell.
+type argsKey struct{}
+
+// argsCell holds a tools/call's arguments once decoded (meter puts one in
+// the call's context; the gate and the call run one after the other on
+// that request's goroutine).
+type argsCell struct {
+	done bool
+	args map[string]any
+	err  error
+}
+
+// argsOf is decodeArgs of r's arguments, decoded once per call.
+func argsOf(ctx context.Context, r *mcp.CallToolRequest) (map[string]any, error) {
+	cell, ok := ctx.Value(argsKey{}).(*argsCell)
+	if !ok {
+		return decodeArgs(r.Params.Arguments)
+	}
+	if !cell.done {
+		cell.args, cell.err = decodeArgs(r.Params.Arguments)
+		cell.done = true
+	}
+	return cell.args, cell.err
 }
 
 // decodeArgs decodes tool arguments, which must be a JSON object (or

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -84,19 +83,5 @@ func BenchmarkWriteCallOnScreen(b *testing.B) {
 		seen[se.ID] = true
 		agents = append(agents, cs)
 	}
-	ctx := context.Background()
-	i := 0
-	b.ReportAllocs()
-	cpu0 := cpuTime()
-	defer func() {
-		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	}()
-	for b.Loop() {
-		i++
-		res, err := agents[i%terminals].CallTool(ctx, &mcp.CallToolParams{Name: "demo.search.type_into",
-			Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
-		if err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-	}
+	callLoop(b, "demo.search.type_into", agents...)
 }

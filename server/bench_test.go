@@ -85,6 +85,12 @@ func benchCalls(b *testing.B, url, token, tool string) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
+	callLoop(b, tool, cs)
+}
+
+// callLoop makes b.N write calls of tool, round-robin over agents, and
+// reports the process's CPU per call.
+func callLoop(b *testing.B, tool string, agents ...*mcp.ClientSession) {
 	ctx := context.Background()
 	i := 0
 	b.ReportAllocs()
@@ -97,7 +103,7 @@ func benchCalls(b *testing.B, url, token, tool string) {
 	}()
 	for b.Loop() {
 		i++
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
+		res, err := agents[i%len(agents)].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}

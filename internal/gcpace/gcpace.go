@@ -66,14 +66,34 @@ func DefaultHeadroom() uint64 {
 	return h
 }
 
-// memoryAvailable is the cgroup (v2) memory limit, else MemTotal from
-// /proc/meminfo, else 0.
+// memoryAvailable is the cgroup's memory limit (v2, else v1), else
+// MemTotal from /proc/meminfo, else 0.
 func memoryAvailable() uint64 {
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
+	total := memTotal()
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if v, ok := cgroupLimit(string(b), total); ok {
 			return v
 		}
 	}
+	return total
+}
+
+// cgroupLimit reads a cgroup memory limit file's contents: "max" (v2) or
+// a number at least the machine's memory (v1's "unlimited") is no limit.
+func cgroupLimit(contents string, total uint64) (uint64, bool) {
+	v, err := strconv.ParseUint(strings.TrimSpace(contents), 10, 64)
+	if err != nil || v == 0 || (total > 0 && v >= total) {
+		return 0, false
+	}
+	return v, true
+}
+
+// memTotal is MemTotal from /proc/meminfo, or 0.
+func memTotal() uint64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0

@@ -171,3 +171,22 @@ func TestDefaultHeadroom(t *testing.T) {
 		t.Fatalf("with GOMEMLIMIT 400 MiB, DefaultHeadroom = %d, want at most a quarter", h)
 	}
 }
+
+func TestCgroupLimit(t *testing.T) {
+	const total = 24 << 30
+	for _, c := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"536870912\n", 512 << 20, true},
+		{"max\n", 0, false},
+		{"9223372036854771712\n", 0, false}, // v1, no limit
+		{"", 0, false},
+		{"0", 0, false},
+	} {
+		if got, ok := cgroupLimit(c.in, total); got != c.want || ok != c.ok {
+			t.Errorf("cgroupLimit(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

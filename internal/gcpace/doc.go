@@ -10,7 +10,8 @@
 // Options.SettleAfter (3 s) with no collection is collected and its memory
 // given back (runtime/debug.FreeOSMemory), and again at 12 s: the garbage
 // of the last burst and what its sessions freed as they went idle would
-// otherwise be held until Go's periodic collection two minutes on.
+// otherwise be held until Go's periodic collection two minutes on. The
+// next quiet spell gets its collections a minute later at the soonest.
 //
 // Why: Go starts a collection each time the heap grows by GOGC percent of
 // what is live, and each collection marks everything live. A server whose

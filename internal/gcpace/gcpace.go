@@ -26,6 +26,8 @@ const (
 	quietRate = 8 << 20
 	// DefaultSettleAfter is Options.SettleAfter's default.
 	DefaultSettleAfter = 3 * time.Second
+	// DefaultMinSettleGap is Options.MinSettleGap's default.
+	DefaultMinSettleGap = time.Minute
 	// settles is how many collections one quiet spell gets at most: at
 	// SettleAfter and at four times it (what sessions free once idle for
 	// a few seconds, after the first).
@@ -48,6 +50,9 @@ type Options struct {
 	// collects and gives the memory back (DefaultSettleAfter if zero);
 	// it does again at four times SettleAfter, and no more that spell.
 	SettleAfter time.Duration
+	// MinSettleGap is the least time from one quiet spell's collections
+	// to the next spell's (DefaultMinSettleGap if zero).
+	MinSettleGap time.Duration
 	// OnChange, if set, is called with each GC percent the pacer sets.
 	OnChange func(percent int)
 }
@@ -128,6 +133,9 @@ func Run(ctx context.Context, o Options) {
 	if o.SettleAfter <= 0 {
 		o.SettleAfter = DefaultSettleAfter
 	}
+	if o.MinSettleGap <= 0 {
+		o.MinSettleGap = DefaultMinSettleGap
+	}
 	base := debug.SetGCPercent(100)
 	debug.SetGCPercent(base)
 	if base < 0 {
@@ -176,6 +184,7 @@ func Run(ctx context.Context, o Options) {
 	var quietCycles uint64 // collections counted when the quiet (re)started, or at its last settle
 	var quietAllocs uint64 // bytes allocated in all when the quiet (re)started
 	settled := 0           // collections of this quiet spell so far
+	var lastSettle time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -205,13 +214,19 @@ func Run(ctx context.Context, o Options) {
 				// A quiet spell begins (again, if it was busier than quiet).
 				quietSince, quietCycles, quietAllocs, settled = now, cycles, allocs, 0
 			case cycles != quietCycles:
-				// A collection came: count from it, with no more settles.
+				// A collection came: count from it (the spell keeps the
+				// settles it has left).
 				quietSince, quietCycles, quietAllocs = now, cycles, allocs
 			}
-			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait {
+			// A spell's first settle waits minSettleGap after the last
+			// spell's: a server busy in bursts a few seconds apart must not
+			// pay a full collection for each quiet gap.
+			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait &&
+				(settled > 0 || lastSettle.IsZero() || now.Sub(lastSettle) >= o.MinSettleGap) {
 				settled++
 				debug.FreeOSMemory()
 				_, _, quietCycles = read()
+				lastSettle = now
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, Options{Interval: time.Second, Tick: 20 * time.Millisecond, Headroom: 256 << 20, SettleAfter: 200 * time.Millisecond,
+		Run(ctx, Options{Interval: time.Second, Tick: 20 * time.Millisecond, Headroom: 256 << 20, SettleAfter: 200 * time.Millisecond, MinSettleGap: 5 * time.Second,
 			OnChange: func(p int) { mu.Lock(); seen = append(seen, p); mu.Unlock() }})
 	}()
 	raised := func() bool { return gogc() > 100 }
@@ -130,6 +130,19 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 		t.Fatalf("%d collections forced in one quiet spell, want 2", n)
 	}
 
+	// A second burst, and quiet again soon after: no collection until the
+	// gap since the last spell's has passed, then one.
+	stop = allocate()
+	waitFor("allocating again", raised)
+	forced = forcedGCs()
+	stop()
+	waitFor("after the second burst", func() bool { return gogc() == 100 })
+	time.Sleep(time.Second)
+	if n := forcedGCs() - forced; n != 0 {
+		t.Fatalf("%d collections forced within the gap after the last spell's", n)
+	}
+	waitFor("a collection once the gap passed", func() bool { return forcedGCs() > forced })
+
 	stop = allocate()
 	waitFor("allocating again", raised)
 	cancel()
@@ -140,8 +153,8 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) < 4 || seen[len(seen)-1] != 100 {
-		t.Fatalf("percents set %v: want raised, 100, raised, 100", seen)
+	if len(seen) < 6 || seen[len(seen)-1] != 100 {
+		t.Fatalf("percents set %v: want raised, 100, three times", seen)
 	}
 }
 

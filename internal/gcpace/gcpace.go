@@ -46,9 +46,10 @@ type Options struct {
 	// if zero).
 	Tick time.Duration
 	// SettleAfter is how long the server must be quiet (GOGC's pace,
-	// under 8 MiB allocated a second on average) with no collection before the pacer
-	// collects and gives the memory back (DefaultSettleAfter if zero);
-	// it does again at four times SettleAfter, and no more that spell.
+	// under 8 MiB allocated a second on average) with no collection
+	// before the pacer collects and gives the memory back
+	// (DefaultSettleAfter if zero); it does again at four times
+	// SettleAfter, and no more that spell.
 	SettleAfter time.Duration
 	// MinSettleGap is the least time from one quiet spell's collections
 	// to the next spell's (DefaultMinSettleGap if zero).
@@ -218,7 +219,7 @@ func Run(ctx context.Context, o Options) {
 				// settles it has left).
 				quietSince, quietCycles, quietAllocs = now, cycles, allocs
 			}
-			// A spell's first settle waits minSettleGap after the last
+			// A spell's first settle waits MinSettleGap after the last
 			// spell's: a server busy in bursts a few seconds apart must not
 			// pay a full collection for each quiet gap.
 			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait &&

@@ -53,6 +53,10 @@ type screen struct {
 	// renderer looks for scrolled regions (minScrollRows; 0 in a test that
 	// compares against the optimization always on).
 	scrollFrom int
+	// whole draws each changed row in one render, as the renderer does on
+	// its own (a test compares against it; see screen_runs.go).
+	whole bool
+	text  [2][]byte // scratch for sameText
 }
 
 // minScrollRows is the fewest changed rows a frame can gain anything from
@@ -227,9 +231,11 @@ func (s *screen) renderDiff(content, prev string) {
 	now := time.Now()
 	busy := now.Sub(s.lastDraw) < keepFrameWithin
 	s.lastDraw = now
-	buf, changed := s.compose(content, prev)
+	buf, fr := s.compose(content, prev)
 	s.cursorX, s.cursorY = s.restingCursor(buf)
-	scroll := !s.plain && changed >= s.scrollFrom
+	// A frame whose changed rows show the text they showed, restyled (a
+	// box gaining the focus), has no row that moved: leave the search out.
+	scroll := !s.plain && fr.changed >= s.scrollFrom && !fr.restyled
 	if scroll {
 		// Every row gets a touch record, so every row is hashed again
 		// (what ultraviolet does on its own once a buffer has been
@@ -241,7 +247,16 @@ func (s *screen) renderDiff(content, prev string) {
 		}
 	}
 	s.scr.SetScrollOptim(scroll)
-	s.scr.Render(buf.RenderBuffer)
+	if fr.rows != nil && !scroll {
+		// Rows that moved are the scroll's to draw; split rows only
+		// without one.
+		s.renderSteps(buf, fr.rows)
+	} else {
+		s.scr.Render(buf.RenderBuffer)
+	}
+	if fr.rows != nil {
+		fr.rows.release()
+	}
 	if !busy {
 		// An occasional frame: the buffer goes back to the pool, so that
 		// terminals that draw now and then hold none between frames.
@@ -257,10 +272,18 @@ const keepFrameWithin = time.Second
 // frames holds the frame buffers terminals borrow for an occasional frame.
 var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
 
+// composed is what compose says of a frame.
+type composed struct {
+	changed  int  // rows changed (all of them when the whole frame was parsed)
+	restyled bool // every changed row shows the same characters as before
+	// rows holds the changed rows to draw in steps (screen_runs.go), nil
+	// if there are none.
+	rows *rowScratch
+}
+
 // compose brings the frame buffer from prev to content (see renderDiff)
-// and returns it, the lines it changed marked touched, and how many rows
-// it changed (all of them when it parsed the whole frame).
-func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, int) {
+// and returns it, the lines it changed marked touched.
+func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	buf := s.frame
 	if buf == nil {
 		// Borrowed: what it holds is another terminal's.
@@ -274,9 +297,13 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, int) {
 	if prev == "" || leaksPen(content) || leaksPen(prev) {
 		buf.Clear() // touches every line
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
-		return buf, s.height
+		return buf, composed{changed: s.height}
 	}
-	changed := 0
+	fr := composed{restyled: true}
+	var rows *rowScratch
+	if !s.whole {
+		rows = rowScratches.Get().(*rowScratch)
+	}
 	for y := range s.height {
 		var cl, pl string
 		cl, content, _ = strings.Cut(content, "\n")
@@ -284,14 +311,29 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, int) {
 		if cl == pl {
 			continue
 		}
-		changed++
+		fr.changed++
+		if fr.restyled && !sameText(cl, pl, &s.text) {
+			fr.restyled = false
+		}
+		old := 0
+		if rows != nil {
+			old = rows.keepOld(buf, y)
+		}
 		row := uv.Rect(0, y, s.width, 1)
 		buf.ClearArea(row) // touches the line
 		if cl != "" {
 			uv.NewStyledString(cl).Draw(buf, row)
 		}
+		if rows != nil {
+			rows.split(buf, y, old)
+		}
 	}
-	return buf, changed
+	if rows != nil && len(rows.splits) == 0 {
+		rows.release()
+		rows = nil
+	}
+	fr.rows = rows
+	return buf, fr
 }
 
 // leaksPen reports whether a line of frame ends with a style set, that is

@@ -102,6 +102,7 @@ func TestScrollOptimizationOnlyWhereItCanHelp(t *testing.T) {
 		got := newScreen(&gotOut, env, colorprofile.TrueColor, w, h)
 		want := newScreen(&wantOut, env, colorprofile.TrueColor, w, h)
 		want.scrollFrom = 0
+		got.whole, want.whole = true, true // rows drawn apart are TestSplitRowsShowTheFrame's
 		for _, s := range []*screen{got, want} {
 			if err := s.start(""); err != nil {
 				rt.Fatal(err)
@@ -126,6 +127,14 @@ func TestScrollOptimizationOnlyWhereItCanHelp(t *testing.T) {
 			case 2: // edit many rows
 				for i := top; i < top+h; i += 2 {
 					rows[i] += "!"
+				}
+			case 4: // restyle many rows, the same text in them (a box's focus)
+				from, to := "\x1b[1m", "\x1b[3m"
+				if rapid.Bool().Draw(rt, "back") {
+					from, to = to, from
+				}
+				for i := top; i < top+h; i++ {
+					rows[i] = strings.ReplaceAll(rows[i], from, to)
 				}
 			case 3:
 				if rapid.Bool().Draw(rt, "release") {

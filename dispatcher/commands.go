@@ -149,6 +149,7 @@ func (d *Dispatcher) enqueue(o Origin, msg tea.Msg, wait bool) {
 	}
 	select {
 	case d.queue <- env:
+		d.kick()
 	case <-d.stop:
 		return
 	}

@@ -107,8 +107,11 @@ type Options struct {
 
 // Dispatcher owns one session's app model.
 //
-// Ownership rule: only the dispatcher's loop goroutine ever calls the
-// model's Init, Update and View, and only it writes the model and the tree.
+// Ownership rule: only the dispatcher's loop ever calls the model's Init,
+// Update and View, and only it writes the model and the tree. The loop
+// runs on a goroutine while there is work queued, one at a time, and on
+// none while the session is idle (see kick): an idle session holds no
+// goroutine here.
 // Everything that changes the model (human keys, tool calls, command
 // results, timers) is a message sent through [Dispatcher.Send] or
 // [Dispatcher.Call]. Others read state only through snapshots, which are
@@ -121,7 +124,7 @@ type Dispatcher struct {
 	// Fixed at creation.
 	queue       chan *envelope // never closed; the loop is the only reader
 	stop        chan struct{}  // closed by Close: stop accepting and folding
-	done        chan struct{}  // closed when the loop goroutine has returned
+	done        chan struct{}  // closed when the loop has stopped for good
 	sem         chan struct{}  // one token per running tea.Cmd
 	callTimeout time.Duration
 	log         *slog.Logger
@@ -129,6 +132,13 @@ type Dispatcher struct {
 	restored    tea.Msg // Options.Restored
 
 	closeOnce sync.Once // closes stop
+
+	// loopMu guards starting the loop goroutine (kick) against its
+	// ending and against Close.
+	loopMu  sync.Mutex
+	running bool // a loop goroutine is running (or starting)
+	stopped bool // Close was called: no loop goroutine starts again
+	loops   sync.WaitGroup
 
 	// snap is the latest snapshot; never nil once New has returned.
 	snap atomic.Pointer[Snapshot]
@@ -191,7 +201,12 @@ func New(m ui.Model, opts *Options) *Dispatcher {
 		restored:    o.Restored,
 	}
 	ready := make(chan struct{})
-	go d.loop(m, ready)
+	d.running = true
+	d.loops.Go(func() {
+		d.init(m)
+		close(ready)
+		d.loop()
+	})
 	<-ready
 	return d
 }
@@ -257,8 +272,29 @@ func (d *Dispatcher) Snapshot() Snapshot {
 // A command still inside its own code keeps running until it returns (Go
 // cannot stop it); its result is dropped.
 func (d *Dispatcher) Close() {
-	d.closeOnce.Do(func() { close(d.stop) })
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		d.loopMu.Lock()
+		d.stopped = true
+		d.loopMu.Unlock()
+		d.loops.Wait()
+		close(d.done)
+	})
 	<-d.done
+}
+
+// kick starts the loop goroutine if none is running: every sender calls
+// it after putting an envelope in the queue. A loop that finds the queue
+// empty ends (loop), so whichever of the two looks last under loopMu
+// sees the envelope.
+func (d *Dispatcher) kick() {
+	d.loopMu.Lock()
+	defer d.loopMu.Unlock()
+	if d.running || d.stopped {
+		return
+	}
+	d.running = true
+	d.loops.Go(d.loop)
 }
 
 // Done is closed once the dispatcher's loop has stopped.
@@ -278,6 +314,7 @@ func (d *Dispatcher) trySend(env *envelope) error {
 	case <-d.stop:
 		return ErrClosed
 	case d.queue <- env:
+		d.kick()
 		return nil
 	default:
 		return ErrQueueFull
@@ -298,6 +335,7 @@ func (d *Dispatcher) call(ctx context.Context, env *envelope) error {
 	env.reply = make(chan error, 1)
 	select {
 	case d.queue <- env:
+		d.kick()
 	case <-d.stop:
 		return ErrClosed
 	case <-ctx.Done():
@@ -323,15 +361,11 @@ func (d *Dispatcher) call(ctx context.Context, env *envelope) error {
 	}
 }
 
-// loop is the dispatcher goroutine: the only one that touches the model.
-func (d *Dispatcher) loop(m ui.Model, ready chan<- struct{}) {
-	defer close(d.done)
-	d.init(m)
-	close(ready)
+// loop folds what is queued, then ends; kick starts it again when there
+// is more. It is the only code that touches the model.
+func (d *Dispatcher) loop() {
 	for {
 		select {
-		case <-d.stop:
-			return
 		case env := <-d.queue:
 			// Close wins over queued work even when both are ready.
 			if d.closed() {
@@ -341,7 +375,18 @@ func (d *Dispatcher) loop(m ui.Model, ready chan<- struct{}) {
 			if env.reply != nil {
 				env.reply <- err // cap 1: never blocks
 			}
+			continue
+		case <-d.stop:
+			return
+		default:
 		}
+		d.loopMu.Lock()
+		if len(d.queue) == 0 || d.stopped {
+			d.running = false
+			d.loopMu.Unlock()
+			return
+		}
+		d.loopMu.Unlock()
 	}
 }
 

@@ -24,7 +24,9 @@
 //
 // One goroutine per dispatcher owns the model: it alone calls Init, Update
 // and View (a model restored from a snapshot folds Options.Restored
-// first instead of running Init). Each envelope is folded atomically: if any Update panics or
+// first instead of running Init). It runs only while there is work
+// queued: it ends when the queue is empty and the next envelope starts
+// another, one at a time, so an idle session holds no goroutine here. Each envelope is folded atomically: if any Update panics or
 // returns a nil model, the model goes back to what it was before the
 // envelope, its commands are discarded, and Call gets an [*UpdateError]
 // (errors.Is [ErrUpdateFailed]). If View panics, the last good tree is kept

@@ -347,15 +347,25 @@ func (c *conn) pump() {
 	}
 }
 
-// watchWindow forwards window size changes to the running program.
+// watchWindow forwards window size changes to the running program, and
+// quits the program when the connection ends or the client's input does
+// (run quits one that starts after that). One goroutine per connection
+// does both: every goroutine a session holds is one more stack for each
+// garbage collection to scan.
 func (c *conn) watchWindow() {
+	inputDone, winCh := c.inputDone, c.winCh
 	for {
 		select {
 		case <-c.ctx.Done():
+			c.quitProgram()
 			return
-		case w, ok := <-c.winCh:
+		case <-inputDone:
+			inputDone = nil // closed: seen once
+			c.quitProgram()
+		case w, ok := <-winCh:
 			if !ok {
-				return
+				winCh = nil // no more changes; the endings still matter
+				continue
 			}
 			c.mu.Lock()
 			c.win = w
@@ -368,6 +378,16 @@ func (c *conn) watchWindow() {
 				resize(w)
 			}
 		}
+	}
+}
+
+// quitProgram asks the running program, if any, to quit.
+func (c *conn) quitProgram() {
+	c.mu.Lock()
+	p := c.prog
+	c.mu.Unlock()
+	if p != nil {
+		p.Quit()
 	}
 }
 
@@ -431,21 +451,18 @@ func (c *conn) run(p *tea.Program, stopInput func()) error {
 	c.mu.Lock()
 	c.prog = p
 	c.mu.Unlock()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		select {
-		case <-c.ctx.Done():
-			p.Quit()
-		case <-c.inputDone:
-			p.Quit()
-		case <-done:
-		}
-	})
+	// watchWindow quits the program when the connection or the input
+	// ends; if that happened before the program was set, it is quit here
+	// (from a goroutine: Quit waits for the program's loop to start).
+	select {
+	case <-c.ctx.Done():
+		c.wg.Go(p.Quit)
+	case <-c.inputDone:
+		c.wg.Go(p.Quit)
+	default:
+	}
 	_, err := p.Run()
 	p.Kill()
-	close(done)
-	wg.Wait()
 	c.mu.Lock()
 	c.prog = nil
 	c.mu.Unlock()

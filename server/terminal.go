@@ -62,14 +62,16 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		// The tui draws its own frames on demand (zero work while
 		// idle); Bubble Tea's renderer would redraw from a 60 Hz ticker
 		// in every session. Its ticker still runs without a renderer,
-		// only to flush its own output, so it runs at 1 Hz into a
-		// discarded writer: with no renderer it writes nothing we need.
+		// only to flush its own output into a discarded writer, so it
+		// runs at 1 Hz, and the model stops it once the program runs
+		// (termModel.stopTicker).
 		tea.WithoutRenderer(),
 		tea.WithFPS(1),
 		tea.WithOutput(io.Discard),
 		tea.WithoutSignalHandler(),
 	)
 	p := tea.NewProgram(tm, popts...)
+	tm.release = p.ReleaseTerminal
 	stopInput := c.inputTo(p)
 	untrack, ok := s.track(p)
 	if !ok {
@@ -237,9 +239,33 @@ type termModel struct {
 	inner *tui.Model
 	se    *session.Session
 	quit  atomic.Bool
+	// release is the program's ReleaseTerminal (see stopTicker); nil in
+	// a test that runs the model without a program.
+	release func() error
 }
 
-func (m *termModel) Init() tea.Cmd { return m.inner.Init() }
+func (m *termModel) Init() tea.Cmd { return tea.Batch(m.inner.Init(), m.stopTicker()) }
+
+// stopTicker stops Bubble Tea's render ticker, a goroutine that wakes
+// every session once a second to flush output this program does not
+// have (no renderer; output discarded): for 10,000 idle sessions, 10,000
+// wakeups a second and as many goroutines. ReleaseTerminal is the one
+// way to stop it: it also stops reading input (there is none: input
+// comes from the pump) and restores a terminal state the program never
+// set (no tty). A command runs once the ticker is started (Init comes
+// after it), on a goroutine of its own: ReleaseTerminal waits half a
+// second for an input loop the program does not have, and that wait
+// belongs to no one's event loop. If the program ends meanwhile its
+// shutdown and this stop the ticker once between them.
+func (m *termModel) stopTicker() tea.Cmd {
+	if m.release == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = m.release()
+		return nil
+	}
+}
 
 func (m *termModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {

@@ -1,0 +1,92 @@
+package dispatcher
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// loopGoroutines counts dispatcher loops running in the process.
+func loopGoroutines(t *testing.T) int {
+	t.Helper()
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(b.String(), "dispatcher.(*Dispatcher).loop")
+}
+
+func waitNoLoop(t *testing.T, what string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for loopGoroutines(t) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d dispatcher loops still run", what, loopGoroutines(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestIdleDispatcherHoldsNoGoroutine: with nothing queued no goroutine
+// runs the loop; a message starts one, which folds it and ends.
+func TestIdleDispatcherHoldsNoGoroutine(t *testing.T) {
+	d := newD(t, nil)
+	waitNoLoop(t, "after New")
+	if err := d.Send(agent, inc{3}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for model(d).n != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a message sent to an idle dispatcher was not folded: n = %d", model(d).n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waitNoLoop(t, "after the fold")
+	if err := d.Call(t.Context(), agent, inc{1}); err != nil || model(d).n != 4 {
+		t.Fatalf("Call on an idle dispatcher: %v, n = %d", err, model(d).n)
+	}
+}
+
+// TestNoMessageIsLeftInTheQueue: senders that keep letting the loop go
+// idle and start again (Send only, never a Call that would start it
+// itself) get every message folded: none is left queued with no loop to
+// fold it.
+func TestNoMessageIsLeftInTheQueue(t *testing.T) {
+	d := newD(t, &Options{QueueSize: 4096})
+	const senders, each = 8, 400
+	var wg sync.WaitGroup
+	for s := range senders {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(s), 1))
+			for i := 0; i < each; {
+				switch err := d.Send(agent, inc{1}); {
+				case err == nil:
+					i++
+				case errors.Is(err, ErrQueueFull):
+					time.Sleep(time.Microsecond)
+					continue
+				default:
+					t.Error(err)
+					return
+				}
+				if r.IntN(4) == 0 {
+					time.Sleep(time.Duration(r.IntN(50)) * time.Microsecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for model(d).n != senders*each {
+		if time.Now().After(deadline) {
+			t.Fatalf("folded %d of %d messages; %d still queued", model(d).n, senders*each, len(d.queue))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -103,7 +103,15 @@ type Options struct {
 	// snapshot: the loop folds this message (ui.Restored) first instead
 	// of calling Init, whose commands ran in the model's earlier life.
 	Restored tea.Msg
+
+	// linger is how long the loop goroutine waits for more work before it
+	// ends: 0 means loopLinger, negative not at all (tests).
+	linger time.Duration
 }
+
+// loopLinger is how long the loop goroutine of a session that went quiet
+// stays (see loop).
+const loopLinger = time.Second
 
 // Dispatcher owns one session's app model.
 //
@@ -130,6 +138,7 @@ type Dispatcher struct {
 	log         *slog.Logger
 	hooks       Hooks
 	restored    tea.Msg // Options.Restored
+	linger      time.Duration
 
 	closeOnce sync.Once // closes stop
 
@@ -199,6 +208,13 @@ func New(m ui.Model, opts *Options) *Dispatcher {
 		log:         o.Logger,
 		hooks:       o.Hooks,
 		restored:    o.Restored,
+		linger:      o.linger,
+	}
+	switch {
+	case d.linger == 0:
+		d.linger = loopLinger
+	case d.linger < 0:
+		d.linger = 0
 	}
 	ready := make(chan struct{})
 	d.running = true
@@ -361,24 +377,44 @@ func (d *Dispatcher) call(ctx context.Context, env *envelope) error {
 	}
 }
 
-// loop folds what is queued, then ends; kick starts it again when there
-// is more. It is the only code that touches the model.
+// loop folds what is queued and, once nothing more has come for
+// d.linger, ends; kick starts it again when there is more. It is the only
+// code that touches the model.
+//
+// The linger keeps a busy session's goroutine (an agent calling every few
+// hundred milliseconds, a human typing): a new goroutine for every fold
+// would grow its stack again each time, through the tree walks a call
+// makes. An idle session holds none.
 func (d *Dispatcher) loop() {
+	var linger *time.Timer
+	defer func() {
+		if linger != nil {
+			linger.Stop()
+		}
+	}()
 	for {
 		select {
 		case env := <-d.queue:
-			// Close wins over queued work even when both are ready.
-			if d.closed() {
-				return
-			}
-			err := d.fold(env)
-			if env.reply != nil {
-				env.reply <- err // cap 1: never blocks
-			}
+			d.foldEnvelope(env)
 			continue
 		case <-d.stop:
 			return
 		default:
+		}
+		if d.linger > 0 {
+			if linger == nil {
+				linger = time.NewTimer(d.linger)
+			} else {
+				linger.Reset(d.linger)
+			}
+			select {
+			case env := <-d.queue:
+				d.foldEnvelope(env)
+				continue
+			case <-d.stop:
+				return
+			case <-linger.C:
+			}
 		}
 		d.loopMu.Lock()
 		if len(d.queue) == 0 || d.stopped {
@@ -387,6 +423,18 @@ func (d *Dispatcher) loop() {
 			return
 		}
 		d.loopMu.Unlock()
+	}
+}
+
+// foldEnvelope folds env and replies to its caller, unless the dispatcher
+// is closing: Close wins over queued work even when both are ready.
+func (d *Dispatcher) foldEnvelope(env *envelope) {
+	if d.closed() {
+		return
+	}
+	err := d.fold(env)
+	if env.reply != nil {
+		env.reply <- err // cap 1: never blocks
 	}
 }
 
@@ -557,6 +605,9 @@ func (d *Dispatcher) publish(o Origin) {
 			select {
 			case s.c <- struct{}{}:
 			default: // a signal is already pending
+			}
+			if s.notify != nil {
+				s.notify()
 			}
 		}
 	}

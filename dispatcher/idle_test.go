@@ -23,7 +23,7 @@ func loopGoroutines(t *testing.T) int {
 
 func waitNoLoop(t *testing.T, what string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(loopLinger + 2*time.Second)
 	for loopGoroutines(t) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %d dispatcher loops still run", what, loopGoroutines(t))
@@ -32,8 +32,8 @@ func waitNoLoop(t *testing.T, what string) {
 	}
 }
 
-// TestIdleDispatcherHoldsNoGoroutine: with nothing queued no goroutine
-// runs the loop; a message starts one, which folds it and ends.
+// TestIdleDispatcherHoldsNoGoroutine: with nothing queued for a while no
+// goroutine runs the loop; a message starts one, which folds it and ends.
 func TestIdleDispatcherHoldsNoGoroutine(t *testing.T) {
 	d := newD(t, nil)
 	waitNoLoop(t, "after New")
@@ -58,7 +58,7 @@ func TestIdleDispatcherHoldsNoGoroutine(t *testing.T) {
 // itself) get every message folded: none is left queued with no loop to
 // fold it.
 func TestNoMessageIsLeftInTheQueue(t *testing.T) {
-	d := newD(t, &Options{QueueSize: 4096})
+	d := newD(t, &Options{QueueSize: 4096, linger: -1}) // the loop ends whenever the queue is empty
 	const senders, each = 8, 400
 	var wg sync.WaitGroup
 	for s := range senders {

@@ -6,16 +6,24 @@ import "sync"
 // one, so a reader that falls behind sees a single signal and then reads
 // the newest snapshot with Latest; it never slows the dispatcher.
 type Subscription struct {
-	d    *Dispatcher
-	c    chan struct{}
-	once sync.Once
+	d      *Dispatcher
+	c      chan struct{}
+	notify func() // SubscribeFunc's, or nil
+	once   sync.Once
 }
 
 // Subscribe registers a subscriber. C is signalled after each snapshot
 // published from now on, not for the current one: read Latest first.
 // Subscribing to a closed dispatcher works but is never signalled.
-func (d *Dispatcher) Subscribe() *Subscription {
-	s := &Subscription{d: d, c: make(chan struct{}, 1)}
+func (d *Dispatcher) Subscribe() *Subscription { return d.SubscribeFunc(nil) }
+
+// SubscribeFunc is Subscribe, and notify (when not nil) is called after C
+// is signalled, on the goroutine that published the snapshot: a
+// subscriber can learn of snapshots without a goroutine waiting on C.
+// notify must not block or call into the dispatcher; it is called for
+// every snapshot, whether or not a signal was already pending.
+func (d *Dispatcher) SubscribeFunc(notify func()) *Subscription {
+	s := &Subscription{d: d, c: make(chan struct{}, 1), notify: notify}
 	d.subMu.Lock()
 	defer d.subMu.Unlock()
 	var next []*Subscription

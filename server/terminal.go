@@ -72,6 +72,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	)
 	p := tea.NewProgram(tm, popts...)
 	tm.release = p.ReleaseTerminal
+	model.SetSend(p.Send) // no goroutine waits for snapshots: they wake the program
 	stopInput := c.inputTo(p)
 	untrack, ok := s.track(p)
 	if !ok {

@@ -45,8 +45,8 @@ type shared struct {
 	activity    []Action
 	activitySeq uint64
 	control     Control
-	watchers    map[int]chan struct{}
-	presence    map[int]chan struct{}
+	watchers    map[int]watcher
+	presence    map[int]watcher
 	nextWatch   int
 }
 
@@ -140,21 +140,37 @@ func (s *Session) SendKeys(agent string, keys []string) error {
 // Watch returns a channel signalled (coalescing, never blocking the
 // sender) whenever the attention, the recent actions, the screen or the
 // presence change, and a function that stops watching.
-func (s *Session) Watch() (<-chan struct{}, func()) { return s.watch(&s.shared.watchers) }
+func (s *Session) Watch() (<-chan struct{}, func()) { return s.watch(&s.shared.watchers, nil) }
 
 // WatchPresence is like Watch, for what terminals show besides the model:
 // presence, recorded actions and agent control.
-func (s *Session) WatchPresence() (<-chan struct{}, func()) { return s.watch(&s.shared.presence) }
+func (s *Session) WatchPresence() (<-chan struct{}, func()) {
+	return s.watch(&s.shared.presence, nil)
+}
 
-func (s *Session) watch(set *map[int]chan struct{}) (<-chan struct{}, func()) {
+// WatchPresenceFunc is WatchPresence, and notify (when not nil) is called
+// after the channel is signalled, by the goroutine that changed the
+// presence, with the session's lock held: it must not block or call into
+// the session.
+func (s *Session) WatchPresenceFunc(notify func()) (<-chan struct{}, func()) {
+	return s.watch(&s.shared.presence, notify)
+}
+
+// watcher is one Watch or WatchPresence.
+type watcher struct {
+	ch     chan struct{}
+	notify func()
+}
+
+func (s *Session) watch(set *map[int]watcher, notify func()) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
 	if *set == nil {
-		*set = make(map[int]chan struct{})
+		*set = make(map[int]watcher)
 	}
 	id := s.shared.nextWatch
 	s.shared.nextWatch++
-	(*set)[id] = ch
+	(*set)[id] = watcher{ch: ch, notify: notify}
 	s.mu.Unlock()
 	var once sync.Once
 	return ch, func() {
@@ -180,11 +196,14 @@ func (s *Session) signalPresence() {
 }
 
 // notifyLocked signals every channel of set without blocking; s.mu is held.
-func notifyLocked(set map[int]chan struct{}) {
-	for _, ch := range set {
+func notifyLocked(set map[int]watcher) {
+	for _, w := range set {
 		select {
-		case ch <- struct{}{}:
+		case w.ch <- struct{}{}:
 		default:
+		}
+		if w.notify != nil {
+			w.notify()
 		}
 	}
 }

@@ -193,6 +193,11 @@ type Model struct {
 	seenAgentSeq uint64
 	showLog      bool
 
+	// wakeMu protects send and wakePending (see SetSend).
+	wakeMu      sync.Mutex
+	send        func(tea.Msg)
+	wakePending bool
+
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
 	// renderCache keeps the widgets drawn in the last frame (under mu).
@@ -212,21 +217,15 @@ func New(sess *session.Session, opts Options) *Model {
 	if opts.Theme == nil {
 		opts.Theme = defaultTheme
 	}
-	sub := sess.Dispatcher.Subscribe()
-	presence, stopPresence := sess.WatchPresence()
 	m := &Model{
-		presence:     presence,
-		stopPresence: stopPresence,
-		sess:         sess,
-		sub:          sub,
-		opts:         opts,
-		origin:       dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal, ID: opts.TerminalID},
-		done:         make(chan struct{}),
-		snap:         sub.Latest(),
-		profile:      opts.ColorProfile,
-		width:        80,
-		height:       24,
-		locals:       make(map[string]*ui.LocalState),
+		sess:    sess,
+		opts:    opts,
+		origin:  dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal, ID: opts.TerminalID},
+		done:    make(chan struct{}),
+		profile: opts.ColorProfile,
+		width:   80,
+		height:  24,
+		locals:  make(map[string]*ui.LocalState),
 	}
 	if opts.Width > 0 && opts.Height > 0 {
 		m.width, m.height = clampSize(opts.Width, opts.Height)
@@ -243,12 +242,16 @@ func New(sess *session.Session, opts Options) *Model {
 	if opts.Now == nil {
 		m.opts.Now = time.Now
 	}
+	m.sub = sess.Dispatcher.SubscribeFunc(m.wake)
+	m.snap = m.sub.Latest()
+	m.presence, m.stopPresence = sess.WatchPresenceFunc(m.wake)
 	m.idleC = make(chan struct{}, 1)
 	m.idle = time.AfterFunc(time.Hour, func() {
 		select {
 		case m.idleC <- struct{}{}:
 		default:
 		}
+		m.wake()
 	})
 	m.idle.Stop()
 	m.fixFocus()
@@ -274,6 +277,89 @@ func (m *Model) Close() {
 // Focus returns the id of the focused widget ("" when none).
 func (m *Model) Focus() string { return m.focus }
 
+// SetSend makes the model learn of new snapshots, presence changes and
+// its idle timer without a goroutine waiting for them: whoever causes one
+// wakes the model through send, a tea.Program's Send, given before the
+// program runs. Without it the model waits in a command of its own (a
+// goroutine for as long as the terminal is open, one more stack for
+// every garbage collection to scan).
+//
+// A wake is delivered on a goroutine of its own, since Send waits for the
+// program's loop; at most one is on its way at a time, and it ends when
+// the program takes it or ends.
+func (m *Model) SetSend(send func(tea.Msg)) {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	m.send = send
+	if send != nil && m.wakePending {
+		go send(wakeMsg{})
+	}
+}
+
+// wake tells the program something it waits for happened (see SetSend).
+// It is called by the dispatcher and the session with their own locks
+// held: it only marks and starts the delivery.
+func (m *Model) wake() {
+	select {
+	case <-m.done:
+		return
+	default:
+	}
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	if m.wakePending {
+		return
+	}
+	m.wakePending = true
+	if m.send != nil {
+		go m.send(wakeMsg{})
+	}
+}
+
+// wakeMsg says a snapshot, a presence change or the idle timer may have
+// come (SetSend).
+type wakeMsg struct{}
+
+// woken handles a wake: each source that fired is handled as the
+// waiting command's message would have been.
+func (m *Model) woken() tea.Cmd {
+	m.wakeMu.Lock()
+	m.wakePending = false // from here on a new event wakes again
+	m.wakeMu.Unlock()
+	var cmds []tea.Cmd
+	drain(m.sub.C())
+	if m.sess.Dispatcher.Snapshot().Version != m.snap.Version {
+		_, c := m.update(snapshotMsg{})
+		cmds = append(cmds, c)
+	}
+	if drain(m.presence) {
+		_, c := m.update(presenceMsg{})
+		cmds = append(cmds, c)
+	}
+	if drain(m.idleC) {
+		_, c := m.update(idleMsg{})
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
+}
+
+// drain takes a pending signal off ch, reporting whether there was one.
+func drain(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// pushed reports whether the model is woken (SetSend) rather than waiting.
+func (m *Model) pushed() bool {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	return m.send != nil
+}
+
 // Init draws the first frame and starts waiting for snapshots.
 func (m *Model) Init() tea.Cmd {
 	if m.scr != nil {
@@ -283,7 +369,12 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(m.waitSnapshot(), m.redraw())
 }
 
+// waitSnapshot is the command that waits for what SetSend's wakes
+// deliver otherwise; nil when the model is woken.
 func (m *Model) waitSnapshot() tea.Cmd {
+	if m.pushed() {
+		return nil
+	}
 	return func() tea.Msg {
 		select {
 		case <-m.sub.C():
@@ -321,6 +412,8 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	switch msg := msg.(type) {
+	case wakeMsg:
+		return m, m.woken()
 	case snapshotMsg:
 		m.refresh()
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity())

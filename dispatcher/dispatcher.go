@@ -45,8 +45,11 @@ type Snapshot struct {
 // Resolver turns the current tree into messages. It runs on the dispatcher
 // goroutine, against the tree of the latest snapshot, so what it resolves
 // (a widget id, say) cannot have changed by the time its messages are
-// folded. It must be quick and must not call back into the dispatcher.
-// A non-nil error aborts the envelope: nothing is folded.
+// folded: [Dispatcher.Snapshot], called from a resolver, is the snapshot
+// the tree belongs to (what a caller derived from that snapshot, it can
+// use again). It must be quick and must not call back into the
+// dispatcher, Snapshot apart. A non-nil error aborts the envelope:
+// nothing is folded.
 type Resolver func(tree ui.Node) ([]tea.Msg, error)
 
 // Hooks observe the loop, typically for metrics. They run on the dispatcher

@@ -3,12 +3,18 @@ package dispatcher
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // loopGoroutines counts dispatcher loops running in the process.
@@ -88,5 +94,42 @@ func TestNoMessageIsLeftInTheQueue(t *testing.T) {
 			t.Fatalf("folded %d of %d messages; %d still queued", model(d).n, senders*each, len(d.queue))
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestResolverSeesTheLatestSnapshotsTree: the tree a resolver is given is
+// the Tree of the snapshot Snapshot returns from inside it, through folds,
+// envelopes that fold nothing, rolled-back envelopes and a View that
+// panics (the last good tree is kept).
+func TestResolverSeesTheLatestSnapshotsTree(t *testing.T) {
+	d := newD(t, nil)
+	check := func(what string) {
+		t.Helper()
+		var same bool
+		var version uint64
+		err := d.CallFunc(t.Context(), agent, func(tree ui.Node) ([]tea.Msg, error) {
+			s := d.Snapshot()
+			same, version = reflect.DeepEqual(s.Tree, tree), s.Version
+			return nil, nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !same {
+			t.Fatalf("%s: the resolver's tree is not snapshot %d's", what, version)
+		}
+	}
+	check("first snapshot")
+	for i, msgs := range [][]tea.Msg{
+		{inc{1}},
+		{},       // folds nothing
+		{boom{}}, // rolled back
+		{inc{2}, inc{3}},
+		{setViewPanic(true)},
+		{inc{4}}, // the model moves, the tree stays the last good one
+		{setViewPanic(false), inc{5}},
+	} {
+		_ = d.Call(t.Context(), agent, msgs...)
+		check(fmt.Sprintf("after envelope %d", i))
 	}
 }

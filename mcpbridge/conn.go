@@ -686,8 +686,11 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 	var result any
 	cctx, cancel := context.WithTimeout(ctx, c.b.opts.CallTimeout)
 	defer cancel()
-	err = c.sess.Dispatcher.CallFunc(cctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
-		w, _, err := resolve(g, ns, tree, name)
+	err = c.sess.Dispatcher.CallFunc(cctx, origin, func(ui.Node) ([]tea.Msg, error) {
+		// The tree is the latest snapshot's (dispatcher.Resolver), whose
+		// scan the call was resolved in above and the watcher derived
+		// from: shared, not made again for every call.
+		w, _, err := resolveIn(g, ns, c.scannedAt(c.sess.Dispatcher.Snapshot()), name)
 		if err != nil {
 			return nil, err
 		}

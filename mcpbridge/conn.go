@@ -56,8 +56,11 @@ type conn struct {
 	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
 	modal        []string
 	// What the last lens selection was made from (sync only): a sync with
-	// the same snapshot, attention and recent actions selects the same.
-	lensFor    uint64
+	// the same tools, tree, modal, attention and recent actions selects
+	// the same, whatever else the snapshot changed (a field's text).
+	lensTools  []lens.Tool
+	lensTree   []string
+	lensModal  []string
 	lensAtt    session.Attention
 	lensRecent []string
 	lensDone   bool
@@ -204,13 +207,19 @@ func (c *conn) sync() {
 	}
 	derived := c.derivedTools
 	recent := c.sess.Recent()
-	if c.lensFor == snap.Version && c.lensAtt == att && slices.Equal(c.lensRecent, recent) && c.lensDone {
-		// Woken by the screen or presence alone: the advertised tools
-		// follow from what they followed from last time.
+	tools := lensTools(derived)
+	if c.lensDone && slices.Equal(c.lensTools, tools) && slices.Equal(c.lensTree, c.treeIDs) &&
+		slices.Equal(c.lensModal, c.modal) && c.lensAtt == att && slices.Equal(c.lensRecent, recent) {
+		// Nothing the lens looks at changed (an agent typed into a
+		// field, say): the advertised tools follow from what they
+		// followed from last time.
+		c.mu.Lock()
+		c.synced = snap.Version
+		c.mu.Unlock()
 		c.res.update(snap)
 		return
 	}
-	selected := lens.Select(lensTools(derived), lens.Input{
+	selected := lens.Select(tools, lens.Input{
 		Mode:     c.b.opts.LensMode,
 		MaxTools: c.b.opts.MaxTools,
 		Tree:     c.treeIDs,
@@ -274,7 +283,8 @@ func (c *conn) sync() {
 	c.mu.Lock()
 	c.synced = snap.Version
 	c.mu.Unlock()
-	c.lensFor, c.lensAtt, c.lensRecent, c.lensDone = snap.Version, att, recent, true
+	c.lensTools, c.lensTree, c.lensModal = tools, c.treeIDs, c.modal
+	c.lensAtt, c.lensRecent, c.lensDone = att, recent, true
 	c.res.update(snap)
 }
 

@@ -1,9 +1,10 @@
 // Package tui projects a session into one SSH terminal as a Bubble Tea v2
 // program.
 //
-// What flows in: the session's snapshots (re-rendered as they arrive), the
-// terminal's key presses, pastes, mouse clicks and resizes, and notices
-// from the server (such as "server is stopping").
+// What flows in: the session's snapshots (re-rendered as they arrive: with
+// [Model.SetSend] they wake the program, without it a command waits for
+// them), the terminal's key presses, pastes, mouse clicks and resizes,
+// and notices from the server (such as "server is stopping").
 //
 // What flows out: app messages, produced by the focused widget from each
 // input event and folded by the session's dispatcher with a human origin,

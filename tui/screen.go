@@ -301,7 +301,7 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	}
 	fr := composed{restyled: true}
 	var rows *rowScratch
-	if !s.whole {
+	if !s.whole && changedRows(content, prev, s.height) >= minSplitRows {
 		rows = rowScratches.Get().(*rowScratch)
 	}
 	for y := range s.height {
@@ -334,6 +334,21 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	}
 	fr.rows = rows
 	return buf, fr
+}
+
+// changedRows counts the rows of the first height lines of content that
+// differ from prev's.
+func changedRows(content, prev string, height int) int {
+	n := 0
+	for range height {
+		var cl, pl string
+		cl, content, _ = strings.Cut(content, "\n")
+		pl, prev, _ = strings.Cut(prev, "\n")
+		if cl != pl {
+			n++
+		}
+	}
+	return n
 }
 
 // leaksPen reports whether a line of frame ends with a style set, that is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,14 +20,20 @@ var segments = []string{
 	"a", "word ", "        ", "界", "界界", "🙂", "é", "│", "─────────", "x",
 	"\x1b[31m│\x1b[m", "\x1b[90m│\x1b[m", "\x1b[1;44mbold\x1b[m", "\x1b[7m界\x1b[m",
 	"\x1b[38;2;10;200;30mgreen text\x1b[m", "\x1b[4munder\x1b[0m",
-	"\x1b]8;;http://x\x07link\x1b]8;;\x07",
+	"\x1b]8;;http://x\x07link\x1b]8;;\x07", "\x1b[1mword \x1b[m", "bold", "green text",
 }
 
+// restyles are the segments that show the same text in other styles: a
+// frame that swaps them changes no character, only colours (a box gaining
+// the focus), which is the frame drawn in runs.
+var restyles = [][]int{{7, 10, 11}, {3, 13}, {1, 17}, {12, 18}, {14, 19}}
+
 // TestSplitRowsShowTheFrame: through any run of frames in which rows
-// change in several places at once, a screen that draws each such row a
-// run at a time leaves the terminal showing exactly what a screen drawing
-// every frame whole does, and what a fresh screen drawing only that frame
-// does, cell by cell (character, width, style, link).
+// change in several places at once (restyled, as when the focus moves, or
+// edited), a screen that draws each such row a run at a time leaves the
+// terminal showing exactly what a screen drawing every frame whole does,
+// and what a fresh screen drawing only that frame does, cell by cell
+// (character, width, style, link).
 func TestSplitRowsShowTheFrame(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w, h := rapid.IntRange(8, 50).Draw(rt, "w"), rapid.IntRange(2, 8).Draw(rt, "h")
@@ -55,13 +62,27 @@ func TestSplitRowsShowTheFrame(t *testing.T) {
 			return strings.Join(out, "\n")
 		}
 		for step := range rapid.IntRange(1, 8).Draw(rt, "frames") {
-			// Change some segments of some rows: several places a row.
-			for range rapid.IntRange(0, h*2).Draw(rt, "edits") {
-				r := rows[rapid.IntRange(0, h-1).Draw(rt, "y")]
-				if len(r) == 0 {
-					continue
+			if rapid.Bool().Draw(rt, "restyle") {
+				// Restyle segments on every row: the same text, other
+				// colours, in several places a row.
+				for _, r := range rows {
+					for i, v := range r {
+						for _, g := range restyles {
+							if slices.Contains(g, v) && rapid.Bool().Draw(rt, "swap") {
+								r[i] = g[rapid.IntRange(0, len(g)-1).Draw(rt, "style")]
+							}
+						}
+					}
 				}
-				r[rapid.IntRange(0, len(r)-1).Draw(rt, "at")] = seg.Draw(rt, "to")
+			} else {
+				// Change some segments of some rows: several places a row.
+				for range rapid.IntRange(0, h*2).Draw(rt, "edits") {
+					r := rows[rapid.IntRange(0, h-1).Draw(rt, "y")]
+					if len(r) == 0 {
+						continue
+					}
+					r[rapid.IntRange(0, len(r)-1).Draw(rt, "at")] = seg.Draw(rt, "to")
+				}
 			}
 			if rapid.IntRange(0, 9).Draw(rt, "release") == 0 {
 				split.release()

@@ -23,4 +23,4 @@ run_floor /tmp/m/floor-2 --typists 50 --typing 15s --closed-loop 20s
 run_raxol /tmp/m/raxol-p5 --closed-loop 15s --paced 5 --agent-screen
 run_floor /tmp/m/floor-p5 --closed-loop 15s --paced 5
 run_raxol /tmp/m/raxol-s --closed-loop 20s --paced 20 --agent-screen
-for d in raxol-1 floor-1 raxol-2 floor-2 raxol-p5 floor-p5 raxol-s; do echo "== $d"; grep -E "per session|idle CPU|per keystroke|typing|closed loop|paced|agent|keystroke round" /tmp/m/$d/load.txt; done
+for d in raxol-1 floor-1 raxol-2 floor-2 raxol-p5 floor-p5 raxol-s; do echo "== $d"; grep -E "per session|idle CPU|per keystroke|typing|closed loop|paced|agent|answer|keystroke round" /tmp/m/$d/load.txt; done

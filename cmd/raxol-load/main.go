@@ -627,6 +627,7 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen 
 	}
 	deadline := time.Now().Add(d)
 	screenLat := make([][]time.Duration, len(agents))
+	afterLat := make([][]time.Duration, len(agents)) // from the call's answer
 	r, err := runPhase(len(agents), metricsURLs, "closed loop", func(i int) ([]time.Duration, error) {
 		c := agents[i]
 		var lat []time.Duration
@@ -655,13 +656,15 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen 
 			if err != nil {
 				return lat, err
 			}
-			lat = append(lat, time.Since(t0))
+			took := time.Since(t0)
+			lat = append(lat, took)
 			if toScreen {
 				d, err := waitScreen(c, text, t0)
 				if err != nil {
 					return lat, err
 				}
 				screenLat[i] = append(screenLat[i], d)
+				afterLat[i] = append(afterLat[i], max(0, d-took))
 			}
 		}
 		return lat, nil
@@ -683,6 +686,13 @@ func closedLoopCalls(clients []*client, d time.Duration, rate float64, toScreen 
 		slices.Sort(all)
 		fmt.Printf("agent→screen (the call's start until its text is on the session's terminal) over %d calls: p50=%s p99=%s\n",
 			len(all), all[len(all)/2], all[len(all)*99/100])
+		var after []time.Duration
+		for _, l := range afterLat {
+			after = append(after, l...)
+		}
+		slices.Sort(after)
+		fmt.Printf("  of it after the call's answer (0 when the text was there first): p50=%s p99=%s\n",
+			after[len(after)/2], after[len(after)*99/100])
 	}
 	return nil
 }

@@ -389,45 +389,48 @@ func (d *Dispatcher) call(ctx context.Context, env *envelope) error {
 // would grow its stack again each time, through the tree walks a call
 // makes. An idle session holds none.
 func (d *Dispatcher) loop() {
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
+	if d.linger <= 0 {
+		for d.next(closedTimeChan) { // end as soon as the queue is empty
 		}
-	}()
+		return
+	}
+	t := time.NewTimer(d.linger)
+	defer t.Stop()
 	for {
-		select {
-		case env := <-d.queue:
-			d.foldEnvelope(env)
-			continue
-		case <-d.stop:
-			return
-		default:
-		}
-		if d.linger > 0 {
-			if linger == nil {
-				linger = time.NewTimer(d.linger)
-			} else {
-				linger.Reset(d.linger)
-			}
-			select {
-			case env := <-d.queue:
-				d.foldEnvelope(env)
-				continue
-			case <-d.stop:
-				return
-			case <-linger.C:
-			}
-		}
-		d.loopMu.Lock()
-		if len(d.queue) == 0 || d.stopped {
-			d.running = false
-			d.loopMu.Unlock()
+		t.Reset(d.linger)
+		if !d.next(t.C) {
 			return
 		}
-		d.loopMu.Unlock()
 	}
 }
+
+// next folds the next envelope, waiting for one until expired; it
+// reports whether the loop goes on: false once it was stopped or nothing
+// came (and none is queued: see kick).
+func (d *Dispatcher) next(expired <-chan time.Time) bool {
+	select {
+	case env := <-d.queue:
+		d.foldEnvelope(env)
+		return true
+	case <-d.stop:
+		return false
+	case <-expired:
+	}
+	d.loopMu.Lock()
+	defer d.loopMu.Unlock()
+	if len(d.queue) == 0 || d.stopped {
+		d.running = false
+		return false
+	}
+	return true
+}
+
+// closedTimeChan is a channel that is always ready.
+var closedTimeChan = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
 
 // foldEnvelope folds env and replies to its caller, unless the dispatcher
 // is closing: Close wins over queued work even when both are ready.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/vt"
 	"pgregory.net/rapid"
 )
@@ -109,9 +110,11 @@ func TestSplitRowsShowTheFrame(t *testing.T) {
 }
 
 // sameScreen compares two terminals cell by cell. Against a fresh screen
-// the colour of a blank cell's pen is not compared: nobody can see it (the
-// renderer clears with whatever pen it holds), and the renderer's own diff
-// leaves it either way.
+// what a blank cell's pen cannot show is not compared (its foreground
+// colour, bold, faint, italic, blink: only its background, underline,
+// reverse and strikethrough show): the renderer clears with whatever pen
+// it holds, and its own diff leaves it either way. Drawn in runs and
+// drawn whole are compared in full.
 func sameScreen(rt *rapid.T, step int, frame string, got, want *vt.Emulator, what string) {
 	for y := range got.Height() {
 		for x := range got.Width() {
@@ -123,8 +126,13 @@ func sameScreen(rt *rapid.T, step int, frame string, got, want *vt.Emulator, wha
 				continue
 			}
 			sa, sb := a.Style, b.Style
-			if what != "drawn whole" && a.Content == " " && b.Content == " " && sa.Attrs == 0 && sb.Attrs == 0 && sa.Underline == 0 && sb.Underline == 0 {
-				sa.Fg, sb.Fg = nil, nil
+			if what != "drawn whole" && a.Content == " " && b.Content == " " {
+				const shows = uv.AttrReverse | uv.AttrStrikethrough
+				sa.Attrs &= shows
+				sb.Attrs &= shows
+				if sa.Attrs&uv.AttrReverse == 0 && sb.Attrs&uv.AttrReverse == 0 {
+					sa.Fg, sb.Fg = nil, nil // shown only in reverse
+				}
 			}
 			if a.Content != b.Content || a.Width != b.Width || !sa.Equal(&sb) || !a.Link.Equal(&b.Link) {
 				rt.Fatalf("frame %d, cell %d,%d: drawn in runs %#v, %s %#v\n%q", step, x, y, a, what, b, frame)

@@ -1,41 +1,26 @@
 package dispatcher
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"runtime/pprof"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
-// loopGoroutines counts dispatcher loops running in the process.
-func loopGoroutines(t *testing.T) int {
-	t.Helper()
-	var b bytes.Buffer
-	if err := pprof.Lookup("goroutine").WriteTo(&b, 2); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(b.String(), "dispatcher.(*Dispatcher).loop")
-}
-
+// waitNoLoop waits until no dispatcher loop runs in the process.
 func waitNoLoop(t *testing.T, what string) {
 	t.Helper()
-	deadline := time.Now().Add(loopLinger + 2*time.Second)
-	for loopGoroutines(t) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d dispatcher loops still run", what, loopGoroutines(t))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, loopLinger+2*time.Second, func() bool {
+		return testkit.Goroutines(t, "dispatcher.(*Dispatcher).loop") == 0
+	}, "%s: a dispatcher loop still runs", what)
 }
 
 // TestIdleDispatcherHoldsNoGoroutine: with nothing queued for a while no

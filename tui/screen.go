@@ -233,9 +233,7 @@ func (s *screen) renderDiff(content, prev string) {
 	s.lastDraw = now
 	buf, fr := s.compose(content, prev)
 	s.cursorX, s.cursorY = s.restingCursor(buf)
-	// A frame whose changed rows show the text they showed, restyled (a
-	// box gaining the focus), has no row that moved: leave the search out.
-	scroll := !s.plain && fr.changed >= s.scrollFrom && !fr.restyled
+	scroll := s.scrolls(fr)
 	if scroll {
 		// Every row gets a touch record, so every row is hashed again
 		// (what ultraviolet does on its own once a buffer has been
@@ -247,15 +245,11 @@ func (s *screen) renderDiff(content, prev string) {
 		}
 	}
 	s.scr.SetScrollOptim(scroll)
-	if fr.rows != nil && !scroll {
-		// Rows that moved are the scroll's to draw; split rows only
-		// without one.
+	if fr.rows != nil { // never in a frame that scrolls: see compose
 		s.renderSteps(buf, fr.rows)
+		fr.rows.release()
 	} else {
 		s.scr.Render(buf.RenderBuffer)
-	}
-	if fr.rows != nil {
-		fr.rows.release()
 	}
 	if !busy {
 		// An occasional frame: the buffer goes back to the pool, so that
@@ -277,7 +271,8 @@ type composed struct {
 	changed  int  // rows changed (all of them when the whole frame was parsed)
 	restyled bool // every changed row shows the same characters as before
 	// rows holds the changed rows to draw in steps (screen_runs.go), nil
-	// if there are none.
+	// if there are none or the renderer looks for scrolled rows in the
+	// frame (rows that moved are the scroll's to draw).
 	rows *rowScratch
 }
 
@@ -299,9 +294,9 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
 		return buf, composed{changed: s.height}
 	}
-	fr := composed{restyled: true}
+	fr := s.survey(content, prev)
 	var rows *rowScratch
-	if !s.whole && changedRows(content, prev, s.height) >= minSplitRows {
+	if !s.whole && fr.changed >= minSplitRows && !s.scrolls(fr) {
 		rows = rowScratches.Get().(*rowScratch)
 	}
 	for y := range s.height {
@@ -310,10 +305,6 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 		pl, prev, _ = strings.Cut(prev, "\n")
 		if cl == pl {
 			continue
-		}
-		fr.changed++
-		if fr.restyled && !sameText(cl, pl, &s.text) {
-			fr.restyled = false
 		}
 		old := 0
 		if rows != nil {
@@ -336,19 +327,30 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	return buf, fr
 }
 
-// changedRows counts the rows of the first height lines of content that
-// differ from prev's.
-func changedRows(content, prev string, height int) int {
-	n := 0
-	for range height {
+// survey counts the rows of content that differ from prev's, and
+// whether every one of them shows the text it showed (restyled).
+func (s *screen) survey(content, prev string) composed {
+	fr := composed{restyled: true}
+	for range s.height {
 		var cl, pl string
 		cl, content, _ = strings.Cut(content, "\n")
 		pl, prev, _ = strings.Cut(prev, "\n")
-		if cl != pl {
-			n++
+		if cl == pl {
+			continue
+		}
+		fr.changed++
+		if fr.restyled && !sameText(cl, pl, &s.text) {
+			fr.restyled = false
 		}
 	}
-	return n
+	return fr
+}
+
+// scrolls reports whether the renderer looks for scrolled rows in a frame
+// compose described. A frame whose changed rows show the text they showed,
+// restyled (a box gaining the focus), has no row that moved.
+func (s *screen) scrolls(fr composed) bool {
+	return !s.plain && fr.changed >= s.scrollFrom && !fr.restyled
 }
 
 // leaksPen reports whether a line of frame ends with a style set, that is

@@ -11,9 +11,9 @@ import (
 
 // TestRenderCacheDrawsWhatAFreshRenderDraws: through any run of changes
 // to the demo (typing, selecting, switching tabs, toggling, sorting),
-// focus moves, local state changes and window sizes, a terminal's frames
-// drawn with a render cache are exactly the frames drawn without one, and
-// leave the same local state.
+// focus moves, highlights, focus markers, local state changes and window
+// sizes, a terminal's frames drawn with a render cache are exactly the
+// frames drawn without one, and leave the same local state.
 func TestRenderCacheDrawsWhatAFreshRenderDraws(t *testing.T) {
 	ids := []string{IDTabs, IDSearch, IDSearchGo, IDRestart, IDTable, IDTimeline, IDLogs, IDInfra, IDLive, IDRegion, IDActions, IDNotes, IDToken}
 	rapid.Check(t, func(rt *rapid.T) {
@@ -56,9 +56,10 @@ func TestRenderCacheDrawsWhatAFreshRenderDraws(t *testing.T) {
 			}
 			focus := rapid.SampledFrom(append([]string{""}, ids...)).Draw(rt, "focus")
 			highlight := rapid.SampledFrom([]string{"", IDSearch, IDTable}).Draw(rt, "highlight")
+			mark := rapid.Bool().Draw(rt, "markFocus") // a plain terminal's marker
 			tree := m.View()
-			a := ui.Render(tree, ui.RenderOptions{Width: w, Height: h, Focus: focus, Local: local(cached), Highlight: highlight, Cache: &cache})
-			b := ui.Render(tree, ui.RenderOptions{Width: w, Height: h, Focus: focus, Local: local(fresh), Highlight: highlight})
+			a := ui.Render(tree, ui.RenderOptions{Width: w, Height: h, Focus: focus, Local: local(cached), Highlight: highlight, MarkFocus: mark, Cache: &cache})
+			b := ui.Render(tree, ui.RenderOptions{Width: w, Height: h, Focus: focus, Local: local(fresh), Highlight: highlight, MarkFocus: mark})
 			if a.Content != b.Content {
 				rt.Fatalf("step %d: the cached frame differs\ncached:\n%s\nfresh:\n%s", step, a.Content, b.Content)
 			}

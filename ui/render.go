@@ -2,6 +2,7 @@ package ui
 
 import (
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,6 +133,7 @@ func RenderNode(n Node, width int, opts RenderOptions) string {
 }
 
 type renderer struct {
+	child         func(n Node, width int) string // RenderContext.Child
 	width, height int
 	focus         string
 	local         func(string) *LocalState
@@ -158,6 +160,7 @@ func newRenderer(opts RenderOptions) *renderer {
 		r.theme = builtinTheme
 	}
 	r.opts.Local, r.opts.Theme = r.local, r.theme
+	r.child = func(n Node, w int) string { return RenderNode(n, w, r.opts) }
 	return r
 }
 
@@ -166,6 +169,11 @@ var builtinTheme = DefaultTheme()
 
 // block is a rendered subtree: lines no wider than the width it was
 // rendered at, the widest line's width, and the widgets drawn in it.
+//
+// Its lines may be the RenderCache's, shared with the frames before and
+// after: a block's lines are never changed in place once node returns them
+// (they are resliced, or copied into the parent's); widget copies a cached
+// widget's before it marks or highlights them.
 type block struct {
 	lines []string
 	w     int
@@ -295,25 +303,28 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 		Focused: focused,
 		Local:   st,
 		Theme:   r.theme,
-		Child: func(n Node, w int) string {
-			return RenderNode(n, w, r.opts)
-		},
+		Child:   r.child,
 	}
 	var b block
+	shared := false // b.lines are the cache's too: copied before they are changed
 	if c := r.opts.Cache; c != nil && id != "" && cacheable(w) {
 		before := *st
 		e, ok := c.lookup(id, w, st, rc)
 		if ok {
 			*st = e.after
-			b = block{lines: append([]string(nil), e.lines...), w: e.blockW, reused: true}
+			b = block{lines: e.lines, w: e.blockW, reused: true}
 		} else {
 			b = linesOf(w.Render(rc), width)
 			e = cachedWidget{w: w, before: before, after: *st, width: rc.Width, height: rc.Height, fill: rc.Fill,
-				focused: rc.Focused, theme: rc.Theme, lines: append([]string(nil), b.lines...), blockW: b.w}
+				focused: rc.Focused, theme: rc.Theme, lines: b.lines, blockW: b.w}
 		}
 		c.store(id, e)
+		shared = true
 	} else {
 		b = linesOf(w.Render(rc), width)
+	}
+	if shared && ((id != "" && id == r.opts.Highlight) || mark) {
+		b.lines = slices.Clone(b.lines)
 	}
 	if id != "" && id == r.opts.Highlight {
 		// Its own colors give way to one unmistakable look: reverse video
@@ -356,7 +367,13 @@ func (r *renderer) column(items []Node, gap, width, height int) block {
 	if height > 0 {
 		r.fit(items, blocks, gap, width, height)
 	}
-	var out block
+	nl, nh, shown := 0, 0, 0
+	for _, b := range blocks {
+		if !b.empty() {
+			nl, nh, shown = nl+len(b.lines), nh+len(b.hits), shown+1
+		}
+	}
+	out := block{lines: make([]string, 0, nl+gap*max(0, shown-1)), hits: make([]Hit, 0, nh)}
 	for _, b := range blocks {
 		if b.empty() {
 			continue
@@ -440,12 +457,17 @@ func (r *renderer) fit(items []Node, blocks []block, gap, width, height int) {
 }
 
 func (r *renderer) row(items []Node, gap, width, height int, fill bool) block {
-	var visible []Node
-	for _, it := range items {
+	visible := items // unless an overlay is hidden
+	for i, it := range items {
 		if o, ok := it.(Overlay); ok && !o.Shown() {
+			if len(visible) == len(items) {
+				visible = append(make([]Node, 0, len(items)), items[:i]...)
+			}
 			continue
 		}
-		visible = append(visible, it)
+		if len(visible) < len(items) {
+			visible = append(visible, it)
+		}
 	}
 	n := len(visible)
 	if n == 0 {
@@ -478,6 +500,11 @@ func (r *renderer) row(items []Node, gap, width, height int, fill bool) block {
 		out.lines[y] = sb.String()
 	}
 	out.w = n*childW + gap*(n-1)
+	nh := 0
+	for _, b := range blocks {
+		nh += len(b.hits)
+	}
+	out.hits = make([]Hit, 0, nh)
 	for i, b := range blocks {
 		x := i * (childW + gap)
 		for _, h := range b.hits {
@@ -516,7 +543,7 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 			key = cachedBox{title: b.Title, inner: inner, lines: len(child.lines), focused: focused,
 				highlighted: childKey.id == r.opts.Highlight, theme: r.theme}
 			if e, ok := c.lookupBox(childKey, key); ok {
-				out.lines = append(make([]string, 0, len(e.out)), e.out...)
+				out.lines = e.out // shared with the cache: never changed in place
 				c.storeBox(childKey, e)
 				out.hits = boxHits(child.hits)
 				return out
@@ -543,7 +570,7 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	out.lines = append(out.lines, Paint(border, "╰"+strings.Repeat("─", inner)+"╯"))
 	out.hits = boxHits(child.hits)
 	if childKey.id != "" {
-		key.out = append([]string(nil), out.lines...)
+		key.out = out.lines
 		r.opts.Cache.storeBox(childKey, key)
 	}
 	return out

@@ -515,7 +515,7 @@ func attach(c *client, i int, r *router) error {
 	if len(mcpURLs) > 0 {
 		endpoint := mcpURLs[i%len(mcpURLs)]
 		cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
-		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+		cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: agentTransport()}}, nil)
 		if err != nil {
 			return fmt.Errorf("mcp connect %s: %w", endpoint, err)
 		}
@@ -547,7 +547,7 @@ func attach(c *client, i int, r *router) error {
 	if err != nil {
 		return err
 	}
-	hc := &http.Client{Transport: bearer{token}}
+	hc := &http.Client{Transport: bearer{token, agentTransport()}}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "raxol-load", Version: "1"}, nil)
 	cs, err := cl.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
 	if err != nil {
@@ -557,12 +557,24 @@ func attach(c *client, i int, r *router) error {
 	return nil
 }
 
-type bearer struct{ token string }
+// agentTransport is an agent's own HTTP transport: its own pool of
+// connections, as an agent in a process of its own has. Agents sharing
+// http.DefaultTransport share its two idle connections per host, so that
+// 100 agents in a closed loop open a new connection every few calls, and
+// the servers measured pay for the accepts and the closes.
+func agentTransport() *http.Transport {
+	return http.DefaultTransport.(*http.Transport).Clone()
+}
+
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	return b.rt.RoundTrip(r)
 }
 
 // timeCalls times tool calls, a write (type_into, folded before it

@@ -18,11 +18,17 @@ const (
 	AgentNoticeFor = 5 * time.Second
 )
 
-// highlightDoneMsg ends a highlight.
-type highlightDoneMsg struct{ seq uint64 }
+// highlightDoneMsg ends a highlight whose time is up.
+type highlightDoneMsg struct{}
 
 // agentActivity notices a new agent action: it highlights the widget for
 // a second and puts the action in the status bar.
+//
+// An agent acting many times a second moves the ends of the highlight and
+// of the notice; it does not add timers. Each has at most one tick
+// pending, which on arrival either ends it or, if the end moved, waits
+// for the rest (see highlightTick, noticeTick): a tick is a goroutine and
+// a message, and a message a frame to compose.
 func (m *Model) agentActivity() tea.Cmd {
 	a, seq, ok := m.sess.LastAgentAction()
 	if !ok || seq == m.seenAgentSeq {
@@ -35,12 +41,35 @@ func (m *Model) agentActivity() tea.Cmd {
 	}
 	// The status bar's notice ends by itself: redraw when it does, or it
 	// stays (and hides what it displaced) until something else changes.
-	noticeDone := tea.Tick(AgentNoticeFor, func(time.Time) tea.Msg { return noticeDoneMsg{} })
+	noticeDone := m.noticeTick()
 	if a.Widget == "" || a.Outcome != "ok" {
 		return noticeDone
 	}
 	m.highlight = a.Widget
-	return tea.Batch(noticeDone, tea.Tick(HighlightFor, func(time.Time) tea.Msg { return highlightDoneMsg{seq} }))
+	m.highlightUntil = time.Now().Add(HighlightFor)
+	return tea.Batch(noticeDone, m.highlightTick())
+}
+
+// highlightTick is the tick that ends the highlight at highlightUntil, or
+// nil if one is pending.
+func (m *Model) highlightTick() tea.Cmd {
+	if m.highlightTicking {
+		return nil
+	}
+	m.highlightTicking = true
+	return tea.Tick(max(time.Until(m.highlightUntil), 0), func(time.Time) tea.Msg { return highlightDoneMsg{} })
+}
+
+// noticeTick is the tick that ends the agent notice (AgentNoticeFor after
+// the last action), or nil if one is pending.
+func (m *Model) noticeTick() tea.Cmd {
+	if m.noticeTicking {
+		return nil
+	}
+	m.noticeTicking = true
+	// Just past the end: agentNotice counts the very end as shown.
+	wait := time.Until(m.lastAgent.At.Add(AgentNoticeFor)) + time.Millisecond
+	return tea.Tick(max(wait, 0), func(time.Time) tea.Msg { return noticeDoneMsg{} })
 }
 
 // noticeDoneMsg redraws the status bar once an agent notice has expired.

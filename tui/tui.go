@@ -167,31 +167,36 @@ type Model struct {
 	stopPresence func()
 
 	// Owned by the program's goroutine.
-	snap         dispatcher.Snapshot
-	width        int
-	height       int
-	focus        string
-	showAttach   bool
-	notice       string
-	frame        ui.Frame             // last rendered app frame, for mouse hit tests
-	scr          *screen              // nil when Options.Output is nil
-	profile      colorprofile.Profile // what the terminal shows now (term.go)
-	lastDraw     time.Time
-	pending      bool          // a frameMsg is scheduled
-	ticking      bool          // a countdownMsg is scheduled
-	ageTicking   bool          // an ageMsg is scheduled
-	armTicking   bool          // an armedMsg is scheduled
-	armedSeq     uint64        // the prompt the arming below is for
-	armedAt      time.Time     // when the prompt on top takes answer keys
-	promptSeq    uint64        // numbers prompts as they come
-	idle         *time.Timer   // marks idleC once no frame was drawn for IdleRelease
-	idleC        chan struct{} // buffered 1
-	hover        string        // widget under the mouse
-	approvals    []pendingApproval
-	highlight    string // widget an agent just acted on
-	lastAgent    session.Action
-	seenAgentSeq uint64
-	showLog      bool
+	snap       dispatcher.Snapshot
+	width      int
+	height     int
+	focus      string
+	showAttach bool
+	notice     string
+	frame      ui.Frame             // last rendered app frame, for mouse hit tests
+	scr        *screen              // nil when Options.Output is nil
+	profile    colorprofile.Profile // what the terminal shows now (term.go)
+	lastDraw   time.Time
+	pending    bool          // a frameMsg is scheduled
+	ticking    bool          // a countdownMsg is scheduled
+	ageTicking bool          // an ageMsg is scheduled
+	armTicking bool          // an armedMsg is scheduled
+	armedSeq   uint64        // the prompt the arming below is for
+	armedAt    time.Time     // when the prompt on top takes answer keys
+	promptSeq  uint64        // numbers prompts as they come
+	idle       *time.Timer   // marks idleC once no frame was drawn for IdleRelease
+	idleC      chan struct{} // buffered 1
+	hover      string        // widget under the mouse
+	approvals  []pendingApproval
+	highlight  string // widget an agent just acted on
+	// highlightUntil is when the highlight ends; highlightTicking and
+	// noticeTicking say a highlightDoneMsg, a noticeDoneMsg is scheduled.
+	highlightUntil   time.Time
+	highlightTicking bool
+	noticeTicking    bool
+	lastAgent        session.Action
+	seenAgentSeq     uint64
+	showLog          bool
 
 	// wakeMu protects send and wakePending (see SetSend).
 	wakeMu      sync.Mutex
@@ -429,12 +434,17 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, cmd
 	case highlightDoneMsg:
-		if msg.seq == m.seenAgentSeq {
-			m.highlight = ""
+		m.highlightTicking = false
+		if time.Now().Before(m.highlightUntil) {
+			return m, m.highlightTick() // an action since moved the end
 		}
+		m.highlight = ""
 	case noticeDoneMsg:
-		// Nothing to change: the redraw after this message drops the
-		// notice whose time is up.
+		m.noticeTicking = false
+		if m.agentNotice() != "" {
+			return m, m.noticeTick() // an action since moved the end
+		}
+		// The redraw after this message drops the notice whose time is up.
 	case idleMsg:
 		if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
 			m.scr.release()

@@ -1,0 +1,77 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+)
+
+// TestAgentActionsShareTheirTimers: an agent acting over and over (a
+// closed loop of calls) starts one highlight timer and one notice timer,
+// not two per action; each ends what it is for only once its time is up
+// after the last action, and waits for the rest when an action moved
+// that end. A refused action after an allowed one does not keep the
+// highlight forever.
+func TestAgentActionsShareTheirTimers(t *testing.T) {
+	m, s := newTerm(t)
+	act := func(outcome string) {
+		s.Record(session.Action{Origin: "agent:a", Agent: true, Widget: "name", Action: "type_into", Summary: "typed into Name", Outcome: outcome})
+	}
+	act("ok")
+	if m.agentActivity() == nil || !m.highlightTicking || !m.noticeTicking {
+		t.Fatalf("the first action started no timers (highlight %v, notice %v)", m.highlightTicking, m.noticeTicking)
+	}
+	if m.highlight != "name" {
+		t.Fatalf("highlight %q, want the widget acted on", m.highlight)
+	}
+	first := m.highlightUntil
+	for i := range 200 {
+		time.Sleep(time.Millisecond / 4)
+		act([]string{"ok", "paused"}[i%2])
+		if cmd := m.agentActivity(); cmd != nil {
+			t.Fatalf("action %d started a timer while one of each was pending", i+2)
+		}
+	}
+	if !m.highlightUntil.After(first) {
+		t.Fatal("later actions did not move the highlight's end")
+	}
+
+	// A tick due at the first end arrives: the highlight and the notice
+	// stay, and each waits for its new end with one tick.
+	m.Update(highlightDoneMsg{})
+	m.Update(noticeDoneMsg{})
+	if m.highlight != "name" || !m.highlightTicking {
+		t.Fatalf("an early tick ended the highlight (%q) or left no tick for its end (%v)", m.highlight, m.highlightTicking)
+	}
+	if m.agentNotice() == "" || !m.noticeTicking {
+		t.Fatalf("an early tick ended the notice or left no tick for its end (%v)", m.noticeTicking)
+	}
+	// The re-armed tick waits for the rest, not a whole period.
+	m.highlightTicking, m.highlightUntil = false, time.Now().Add(30*time.Millisecond)
+	start := time.Now()
+	if _, ok := m.highlightTick()().(highlightDoneMsg); !ok {
+		t.Fatal("the highlight tick delivers no highlightDoneMsg")
+	}
+	if d := time.Since(start); d < 25*time.Millisecond || d > time.Second/2 {
+		t.Fatalf("the tick for an end 30ms away came after %v", d)
+	}
+
+	// Their times are up: the tick ends each, and nothing is pending.
+	m.highlightUntil = time.Now().Add(-time.Millisecond)
+	m.Update(highlightDoneMsg{})
+	if m.highlight != "" || m.highlightTicking {
+		t.Fatalf("after its time the highlight is %q (ticking %v), want gone", m.highlight, m.highlightTicking)
+	}
+	m.lastAgent.At = time.Now().Add(-AgentNoticeFor - time.Second)
+	m.Update(noticeDoneMsg{})
+	if m.agentNotice() != "" || m.noticeTicking {
+		t.Fatalf("after its time the notice is %q (ticking %v), want gone", m.agentNotice(), m.noticeTicking)
+	}
+
+	// The next action starts one of each again.
+	act("ok")
+	if m.agentActivity() == nil || !m.highlightTicking || !m.noticeTicking {
+		t.Fatal("an action after the timers ended started none")
+	}
+}

@@ -59,6 +59,7 @@ type cachedWidget struct {
 	theme         *Theme
 	lines         []string
 	blockW        int
+	hits          []Hit // the widget's own, unmarked
 }
 
 // begin starts a frame: what the last frame drew is what can be reused.

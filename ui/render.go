@@ -170,10 +170,10 @@ var builtinTheme = DefaultTheme()
 // block is a rendered subtree: lines no wider than the width it was
 // rendered at, the widest line's width, and the widgets drawn in it.
 //
-// Its lines may be the RenderCache's, shared with the frames before and
-// after: a block's lines are never changed in place once node returns them
+// Its lines and hits may be the RenderCache's, shared with the frames
+// before and after: neither is changed in place once node returns them
 // (they are resliced, or copied into the parent's); widget copies a cached
-// widget's before it marks or highlights them.
+// widget's lines before it marks or highlights them.
 type block struct {
 	lines []string
 	w     int
@@ -312,11 +312,12 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 		e, ok := c.lookup(id, w, st, rc)
 		if ok {
 			*st = e.after
-			b = block{lines: e.lines, w: e.blockW, reused: true}
+			b = block{lines: e.lines, w: e.blockW, hits: e.hits, reused: true}
 		} else {
 			b = linesOf(w.Render(rc), width)
+			b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
 			e = cachedWidget{w: w, before: before, after: *st, width: rc.Width, height: rc.Height, fill: rc.Fill,
-				focused: rc.Focused, theme: rc.Theme, lines: b.lines, blockW: b.w}
+				focused: rc.Focused, theme: rc.Theme, lines: b.lines, blockW: b.w, hits: b.hits}
 		}
 		c.store(id, e)
 		shared = true
@@ -334,7 +335,9 @@ func (r *renderer) widget(w Widget, width, height int, fill bool) block {
 		}
 	}
 	if !mark {
-		b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+		if b.hits == nil {
+			b.hits = []Hit{{ID: id, Rect: Rect{W: b.w, H: len(b.lines)}}}
+		}
 		return b
 	}
 	if len(b.lines) == 0 {

@@ -182,3 +182,17 @@ func BenchmarkAgentTypesAFrame(b *testing.B) {
 		_ = ui.Render(m.View(), ui.RenderOptions{Width: 100, Height: 30, Focus: IDSearch, Theme: th, Cache: &cache})
 	}
 }
+
+// BenchmarkFocusMovesAFrame is a terminal's frame after the human pressed
+// Tab or Shift+Tab (the load tool's typists), the focus moving between
+// the tab bar and the search and back: View and Render with the
+// terminal's render cache.
+func BenchmarkFocusMovesAFrame(b *testing.B) {
+	m := New()
+	var cache ui.RenderCache
+	th := ui.DefaultTheme()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		_ = ui.Render(m.View(), ui.RenderOptions{Width: 80, Height: 23, Focus: []string{IDTabs, IDSearch}[i%2], Theme: th, Cache: &cache})
+	}
+}

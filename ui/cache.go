@@ -16,14 +16,23 @@ type RenderCache struct {
 	prevBoxes, curBoxes map[cacheKey]cachedBox
 }
 
-// cacheKey is a widget and the room it was drawn in. A column draws a
-// Fill's widget twice a frame, at its own height and then at the height
-// the column gives it: each drawing is kept.
+// cacheKey is a widget, the room it was drawn in and whether it had the
+// focus. A column draws a Fill's widget twice a frame, at its own height
+// and then at the height the column gives it: each drawing is kept.
+//
+// A widget's drawing with the focus and without are kept apart, and the
+// one a frame did not use is carried on to the next while the widget is
+// drawn (carry): the focus moving back and forth (Tab, Shift+Tab) would
+// otherwise draw both widgets it moves between again every time.
 type cacheKey struct {
-	id     string
-	height int
-	fill   bool
+	id      string
+	height  int
+	fill    bool
+	focused bool
 }
+
+// other is the key of the same drawing with the focus the other way.
+func (k cacheKey) other() cacheKey { k.focused = !k.focused; return k }
 
 // cachedBox is a Box drawn around a widget the cache reused: the same
 // drawing, given the same child lines, title, width, focus, highlight and
@@ -48,6 +57,17 @@ func (c *RenderCache) lookupBox(id cacheKey, k cachedBox) (cachedBox, bool) {
 func (c *RenderCache) storeBox(id cacheKey, e cachedBox) {
 	if c.curBoxes != nil {
 		c.curBoxes[id] = e
+		carry(c.prevBoxes, c.curBoxes, id.other())
+	}
+}
+
+// carry keeps prev's entry for k in cur, unless cur has one.
+func carry[E any](prev, cur map[cacheKey]E, k cacheKey) {
+	if _, ok := cur[k]; ok {
+		return
+	}
+	if e, ok := prev[k]; ok {
+		cur[k] = e
 	}
 }
 
@@ -99,7 +119,7 @@ func cacheable(w Widget) bool {
 // lookup returns the lines w drew last frame under the same conditions,
 // and the local state its drawing left.
 func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderContext) (cachedWidget, bool) {
-	e, ok := c.prev[cacheKey{id, rc.Height, rc.Fill}]
+	e, ok := c.prev[cacheKey{id, rc.Height, rc.Fill, rc.Focused}]
 	if !ok || e.width != rc.Width || e.height != rc.Height || e.fill != rc.Fill || e.focused != rc.Focused ||
 		e.theme != rc.Theme || !sameLocal(e.before, *st) || !SameWidget(e.w, w) {
 		return cachedWidget{}, false
@@ -109,7 +129,9 @@ func (c *RenderCache) lookup(id string, w Widget, st *LocalState, rc RenderConte
 
 func (c *RenderCache) store(id string, e cachedWidget) {
 	if c.cur != nil {
-		c.cur[cacheKey{id, e.height, e.fill}] = e
+		k := cacheKey{id, e.height, e.fill, e.focused}
+		c.cur[k] = e
+		carry(c.prev, c.cur, k.other())
 	}
 }
 

@@ -542,7 +542,7 @@ func (r *renderer) box(b Box, width, height int, fill bool) block {
 	var childKey cacheKey
 	if c := r.opts.Cache; c != nil && child.reused {
 		if w, ok := b.Child.(Widget); ok && cacheable(w) {
-			childKey = cacheKey{w.WidgetID(), innerH, fill && innerH > 0}
+			childKey = cacheKey{w.WidgetID(), innerH, fill && innerH > 0, focused}
 			key = cachedBox{title: b.Title, inner: inner, lines: len(child.lines), focused: focused,
 				highlighted: childKey.id == r.opts.Highlight, theme: r.theme}
 			if e, ok := c.lookupBox(childKey, key); ok {

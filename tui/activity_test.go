@@ -1,10 +1,17 @@
 package tui
 
 import (
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/vt"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // TestAgentActionsShareTheirTimers: an agent acting over and over (a
@@ -74,4 +81,66 @@ func TestAgentActionsShareTheirTimers(t *testing.T) {
 	if m.agentActivity() == nil || !m.highlightTicking || !m.noticeTicking {
 		t.Fatal("an action after the timers ended started none")
 	}
+}
+
+// TestAFrameForPresenceDrawnMeanwhileIsNotComposed: an agent's presence
+// change schedules a frame for the end of the frame interval; when the
+// snapshot of its call is drawn before that (the usual order), the
+// scheduled frame finds nothing new and composes nothing. A presence
+// change with nothing drawn after it, and a snapshot deferred by the
+// frame interval, are still drawn when the frame comes.
+func TestAFrameForPresenceDrawnMeanwhileIsNotComposed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		ew := &emuWriter{em: vt.NewEmulator(80, 24)}
+		m := New(s, Options{Terminal: "u", Output: ew, IdleRelease: -1})
+		t.Cleanup(m.Close)
+		m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+		m.Init()
+		call := func(text string) {
+			if err := s.Dispatcher.Call(t.Context(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"}, ui.TextInputChanged{ID: "name", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(2 * FrameInterval)
+
+		// Presence, then the call's snapshot drawn at once.
+		m.Update(presenceMsg{})
+		if !m.pending {
+			t.Fatal("a presence change scheduled no frame")
+		}
+		call("one")
+		m.Update(snapshotMsg{})
+		drawn := m.lastDraw
+		if !strings.Contains(ew.em.String(), "one") {
+			t.Fatalf("the snapshot was not drawn at once:\n%s", ew.em.String())
+		}
+		time.Sleep(FrameInterval)
+		m.Update(frameMsg{})
+		if m.lastDraw != drawn {
+			t.Fatal("the scheduled frame was composed though everything it was for was drawn")
+		}
+
+		// A presence change alone is drawn when its frame comes.
+		time.Sleep(2 * FrameInterval)
+		m.Update(presenceMsg{})
+		time.Sleep(FrameInterval)
+		m.Update(frameMsg{})
+		if m.lastDraw == drawn {
+			t.Fatal("a presence change with nothing drawn after it was not drawn")
+		}
+
+		// A snapshot within the frame interval of the last frame waits for
+		// the frame, which draws it.
+		call("two")
+		m.Update(snapshotMsg{})
+		if strings.Contains(ew.em.String(), "two") {
+			t.Fatal("a snapshot right after a frame was drawn at once")
+		}
+		time.Sleep(FrameInterval)
+		m.Update(frameMsg{})
+		if !strings.Contains(ew.em.String(), "two") {
+			t.Fatalf("the deferred snapshot was not drawn by its frame:\n%s", ew.em.String())
+		}
+	})
 }

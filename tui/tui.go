@@ -178,6 +178,7 @@ type Model struct {
 	profile    colorprofile.Profile // what the terminal shows now (term.go)
 	lastDraw   time.Time
 	pending    bool          // a frameMsg is scheduled
+	changed    bool          // a message since the last frame drawn may change the screen
 	ticking    bool          // a countdownMsg is scheduled
 	ageTicking bool          // an ageMsg is scheduled
 	armTicking bool          // an armedMsg is scheduled
@@ -371,6 +372,7 @@ func (m *Model) Init() tea.Cmd {
 		// A failed write means the client is gone; the session ends with it.
 		_ = m.scr.start("raxol-ssh · " + m.sess.App)
 	}
+	m.changed = true
 	return tea.Batch(m.waitSnapshot(), m.redraw())
 }
 
@@ -408,6 +410,7 @@ func (m *Model) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
 			}
 			// Still show the latest snapshot (Frame contains its own
 			// panics).
+			m.changed = true
 			_ = m.sess.Guard().Do(metrics.HookOther, "", func() { cmd = tea.Batch(cmd, m.redraw()) })
 		}
 	}()
@@ -428,6 +431,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// agent's call is about to fold is drawn with it rather than a
 		// frame later.
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity()) // a refused call is news too
+		m.changed = true
 		if !m.pending {
 			m.pending = true
 			return m, tea.Batch(cmd, tea.Tick(FrameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
@@ -457,6 +461,12 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.waitSnapshot()
 	case frameMsg:
 		m.pending = false
+		if !m.changed {
+			// What it was scheduled to draw was drawn since (an agent's
+			// presence, then the snapshot of its call): no frame to
+			// compose.
+			return m, nil
+		}
 	case countdownMsg:
 		m.ticking = false
 	case ageMsg:
@@ -530,6 +540,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.publishAttention()
 	m.arm()
+	m.changed = true
 	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown(), m.tickArming(), m.tickAges())
 }
 
@@ -584,6 +595,7 @@ func (m *Model) redraw() tea.Cmd {
 	m.scr.setFocus(m.focusRect())
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
+	m.changed = false
 	m.armIdle()
 	return nil
 }

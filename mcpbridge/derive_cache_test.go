@@ -49,3 +49,56 @@ func TestDeriveCacheDerivesWhatAFreshDerivationDoes(t *testing.T) {
 		}
 	})
 }
+
+// TestDeriveCacheKeepsToolsAWidgetStillOffers: a text input whose value
+// changed (every keystroke, every type_into) offers the same tools, and
+// their derivation is kept rather than made again; tools that differ in
+// anything (description, schema, annotations, read-only) are derived
+// again.
+func TestDeriveCacheKeepsToolsAWidgetStillOffers(t *testing.T) {
+	tree := func(value string, disabled bool) ui.Node {
+		return ui.Column{Items: []ui.Node{ui.TextInput{ID: "name", Label: "Name", Value: value, Disabled: disabled}}}
+	}
+	var cache deriveCache
+	first := deriveCached(guard.Scope{}, "app", tree("a", false), nil, &cache)
+	second := deriveCached(guard.Scope{}, "app", tree("ab", false), nil, &cache)
+	if len(first) == 0 || len(second) != len(first) {
+		t.Fatalf("%d then %d tools, want the same, at least one", len(first), len(second))
+	}
+	if reflect.ValueOf(first[0].Schema).UnsafePointer() != reflect.ValueOf(second[0].Schema).UnsafePointer() {
+		t.Fatal("a changed value's unchanged tools were derived again")
+	}
+	if got := deriveCached(guard.Scope{}, "app", tree("ab", true), nil, &cache); len(got) != 0 {
+		t.Fatalf("a disabled input kept %d tools", len(got))
+	}
+	if got, want := deriveCached(guard.Scope{}, "app", tree("abc", false), nil, &cache), derive(guard.Scope{}, "app", tree("abc", false), nil); !reflect.DeepEqual(got, want) {
+		t.Fatal("after the change the cached derivation differs from a fresh one")
+	}
+
+	spec := func() ui.ToolSpec {
+		return ui.ToolSpec{Action: "go", Description: "Go.", ReadOnly: false,
+			InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}}},
+			Annotations: map[string]any{"sensitive": true}}
+	}
+	if !sameSpecs([]ui.ToolSpec{spec()}, []ui.ToolSpec{spec()}) {
+		t.Fatal("equal specs built apart are not the same")
+	}
+	for name, change := range map[string]func(*ui.ToolSpec){
+		"action":      func(s *ui.ToolSpec) { s.Action = "stop" },
+		"description": func(s *ui.ToolSpec) { s.Description = "Stop." },
+		"read-only":   func(s *ui.ToolSpec) { s.ReadOnly = true },
+		"schema": func(s *ui.ToolSpec) {
+			s.InputSchema["properties"].(map[string]any)["x"] = map[string]any{"type": "integer"}
+		},
+		"annotations": func(s *ui.ToolSpec) { s.Annotations = nil },
+	} {
+		b := spec()
+		change(&b)
+		if sameSpecs([]ui.ToolSpec{spec()}, []ui.ToolSpec{b}) {
+			t.Errorf("specs differing in %s are the same", name)
+		}
+	}
+	if sameSpecs([]ui.ToolSpec{spec()}, []ui.ToolSpec{spec(), spec()}) {
+		t.Error("one spec and two are the same")
+	}
+}

@@ -3,8 +3,6 @@ package mcpbridge
 import (
 	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -119,17 +117,7 @@ type deriveCache struct {
 
 type derivedWidget struct {
 	w     ui.Widget
-	specs []ui.ToolSpec // what w's Tools returned
 	tools []Derived
-}
-
-// sameSpecs reports whether two widgets' Tools give the same tools: a
-// text input's value changes with every key, its tools do not.
-func sameSpecs(a, b []ui.ToolSpec) bool {
-	return slices.EqualFunc(a, b, func(x, y ui.ToolSpec) bool {
-		return x.Action == y.Action && x.Description == y.Description && x.ReadOnly == y.ReadOnly &&
-			reflect.DeepEqual(x.InputSchema, y.InputSchema) && reflect.DeepEqual(x.Annotations, y.Annotations)
-	})
 }
 
 // deriveCached is derive, with the tools of self-contained widgets equal
@@ -194,15 +182,6 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 		if err != nil {
 			continue
 		}
-		if self {
-			// Changed, but offering the same tools as before: their
-			// derivation (cleaning every schema and description) is kept.
-			if d, ok := c.prev[id]; ok && reflect.TypeOf(d.w) == reflect.TypeOf(e.widget) && sameSpecs(d.specs, specs) {
-				out = append(out, d.tools...)
-				c.cur[id] = derivedWidget{w: e.widget, specs: specs, tools: d.tools}
-				continue
-			}
-		}
 		first := len(out)
 		for _, spec := range specs {
 			if !actionRe.MatchString(spec.Action) {
@@ -223,7 +202,7 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 			})
 		}
 		if self {
-			c.cur[id] = derivedWidget{w: e.widget, specs: specs, tools: out[first:len(out):len(out)]}
+			c.cur[id] = derivedWidget{w: e.widget, tools: out[first:len(out):len(out)]}
 		}
 	}
 	return out

@@ -51,6 +51,7 @@ type conn struct {
 	// The tools derived from snapshot derivedFor (sync only: newConn,
 	// then the watcher).
 	derivedTools []Derived
+	derivedLens  []lens.Tool // lensTools(derivedTools)
 	deriveCache  deriveCache // the watcher's: tools of unchanged widgets
 	derivedFor   uint64
 	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
@@ -202,12 +203,15 @@ func (c *conn) sync() {
 	if c.derivedFor != snap.Version || c.derivedTools == nil {
 		sc := c.scannedAt(snap)
 		c.derivedTools = deriveIn(c.sess.Guard(), c.b.opts.Namespace, sc, c.warnOnce, &c.deriveCache)
+		c.derivedLens = lensTools(c.derivedTools)
 		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), modalIDs(sc)
 		c.derivedFor = snap.Version
 	}
 	derived := c.derivedTools
 	recent := c.sess.Recent()
-	tools := lensTools(derived)
+	// The same for every sync of a snapshot (the human's focus moving,
+	// say): lens.Select reads it and never changes it.
+	tools := c.derivedLens
 	if c.lensDone && slices.Equal(c.lensTools, tools) && slices.Equal(c.lensTree, c.treeIDs) &&
 		slices.Equal(c.lensModal, c.modal) && c.lensAtt == att && slices.Equal(c.lensRecent, recent) {
 		// Nothing the lens looks at changed (an agent typed into a

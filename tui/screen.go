@@ -311,9 +311,12 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 			old = rows.keepOld(buf, y)
 		}
 		row := uv.Rect(0, y, s.width, 1)
-		buf.ClearArea(row) // touches the line
 		if cl != "" {
+			// Draw clears the row first; both mark touched only the cells
+			// that change, so the renderer compares those alone.
 			uv.NewStyledString(cl).Draw(buf, row)
+		} else {
+			buf.ClearArea(row) // touches the line
 		}
 		if rows != nil {
 			rows.split(buf, y, old)

@@ -261,7 +261,16 @@ func (s *screen) renderDiff(content, prev string) {
 
 // keepFrameWithin is how soon after the last one a frame must come for
 // its terminal to keep a frame buffer of its own.
-const keepFrameWithin = time.Second
+//
+// A status bar that counts an agent's age ("12s ago") draws once a second
+// for the first minute after each action, so the bound is above a second
+// with room for the tick's lateness: at exactly a second, those ticks came
+// a few milliseconds too late and every one borrowed a frame, parsed the
+// whole screen into it and had the renderer compare every row, 13 times
+// the cost of the one row that changed (BenchmarkTickFrame). The idle
+// release (Options.IdleRelease) still drops the buffer of a terminal that
+// stops drawing.
+const keepFrameWithin = 1500 * time.Millisecond
 
 // frames holds the frame buffers terminals borrow for an occasional frame.
 var frames = sync.Pool{New: func() any { b := uv.NewScreenBuffer(1, 1); return &b }}
@@ -280,19 +289,38 @@ type composed struct {
 // and returns it, the lines it changed marked touched.
 func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	buf := s.frame
-	if buf == nil {
+	borrowed := buf == nil
+	if borrowed {
 		// Borrowed: what it holds is another terminal's.
 		buf = frames.Get().(*uv.ScreenBuffer)
-		s.frame, prev = buf, ""
+		s.frame = buf
 	}
 	if buf.Width() != s.width || buf.Height() != s.height {
 		buf.Resize(s.width, s.height)
-		prev = ""
+		borrowed = true // holds nothing of prev either
 	}
 	if prev == "" || leaksPen(content) || leaksPen(prev) {
 		buf.Clear() // touches every line
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
 		return buf, composed{changed: s.height}
+	}
+	if borrowed {
+		// The renderer still holds prev, the buffer something else: every
+		// line is parsed, but only those that differ from prev's are left
+		// touched, so the renderer compares those alone (an occasional
+		// frame, such as a status bar's tick, changes one or two).
+		buf.Clear()
+		uv.NewStyledString(content).Draw(buf, buf.Bounds())
+		fr := s.survey(content, prev)
+		for y := range min(s.height, len(buf.Touched)) {
+			var cl, pl string
+			cl, content, _ = strings.Cut(content, "\n")
+			pl, prev, _ = strings.Cut(prev, "\n")
+			if cl == pl {
+				buf.Touched[y] = nil
+			}
+		}
+		return buf, fr
 	}
 	fr := s.survey(content, prev)
 	var rows *rowScratch

@@ -337,8 +337,10 @@ func run() error {
 // once, and reports keys/s, the round trips and the server's CPU per key
 // net of what the sessions cost idle.
 func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, idleCores float64) error {
+	var bytes0 int64
 	for _, c := range clients {
 		drain(c.out)
+		bytes0 += c.bytes.Load()
 	}
 	deadline := time.Now().Add(d)
 	r, err := runPhase(len(clients), metricsURLs, "typing", func(i int) ([]time.Duration, error) {
@@ -365,8 +367,14 @@ func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, id
 	if err != nil {
 		return err
 	}
-	fmt.Printf("typing, %d typists for %s: %d keys, %s, server CPU %s per key\n",
-		len(clients), r.elapsed.Round(time.Millisecond), len(r.lat), r.rate("keys"), r.cpuPer(idleCores))
+	var bytes1 int64
+	for _, c := range clients {
+		bytes1 += c.bytes.Load()
+	}
+	// What each key redrew, on the wire: how much of the screen it changed.
+	fmt.Printf("typing, %d typists for %s: %d keys, %s, server CPU %s per key, %.0f bytes drawn per key\n",
+		len(clients), r.elapsed.Round(time.Millisecond), len(r.lat), r.rate("keys"), r.cpuPer(idleCores),
+		float64(bytes1-bytes0)/float64(max(len(r.lat), 1)))
 	return nil
 }
 

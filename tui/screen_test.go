@@ -296,51 +296,11 @@ func TestScreenShowsTheFrameBehindAnyNewlineMapping(t *testing.T) {
 // TestFrameByFrameMatchesAFreshScreen: a screen that drew a run of frames
 // sharing most of their lines (only the changed lines are compared again)
 // shows each frame exactly as a fresh screen drawing it alone, including
-// frames whose lines leave a style set for the next.
+// frames whose lines leave a style set for the next, and frames after a
+// quiet spell, which borrow a buffer another terminal just gave back
+// (holding that terminal's frame) while the renderer still holds this
+// terminal's last one.
 func TestFrameByFrameMatchesAFreshScreen(t *testing.T) {
-	piece := rapid.SampledFrom([]string{"a", "word ", "界", "\x1b[31mred\x1b[m", "\x1b[1;44mbold\x1b[m", "\x1b[7mrev\x1b[0m", "\x1b[32mopen"})
-	line := rapid.Map(rapid.SliceOfN(piece, 0, 6), func(p []string) string { return strings.Join(p, "") })
-	rapid.Check(t, func(rt *rapid.T) {
-		const w, h = 30, 6
-		s, es := newEmuScreen(w, h)
-		if err := s.start(""); err != nil {
-			rt.Fatal(err)
-		}
-		cur := rapid.SliceOfN(line, h, h).Draw(rt, "first")
-		for i := range rapid.IntRange(1, 5).Draw(rt, "frames") {
-			if i > 0 {
-				for _, y := range rapid.SliceOfN(rapid.IntRange(0, h-1), 0, 2).Draw(rt, "changed") {
-					cur[y] = line.Draw(rt, "line")
-				}
-			}
-			frame := strings.Join(cur, "\n")
-			if err := s.draw(frame); err != nil {
-				rt.Fatal(err)
-			}
-			fresh, ef := newEmuScreen(w, h)
-			if err := fresh.start(""); err != nil {
-				rt.Fatal(err)
-			}
-			if err := fresh.draw(frame); err != nil {
-				rt.Fatal(err)
-			}
-			for y := range h {
-				for x := range w {
-					a, b := es.em.CellAt(x, y), ef.em.CellAt(x, y)
-					if (a == nil) != (b == nil) || (a != nil && (a.Content != b.Content || a.Width != b.Width || !a.Style.Equal(&b.Style))) {
-						rt.Fatalf("frame %d, cell %d,%d: drawn on %+v, fresh %+v\n%q", i, x, y, a, b, frame)
-					}
-				}
-			}
-		}
-	})
-}
-
-// TestFramesAfterQuietSpellsMatchAFreshScreen is the same with quiet
-// spells between frames, so that a frame borrows a buffer another
-// terminal just gave back (holding that terminal's frame) while the
-// renderer still holds this terminal's last one.
-func TestFramesAfterQuietSpellsMatchAFreshScreen(t *testing.T) {
 	piece := rapid.SampledFrom([]string{"a", "word ", "界", "\x1b[31mred\x1b[m", "\x1b[1;44mbold\x1b[m", "\x1b[7mrev\x1b[0m", "\x1b[32mopen"})
 	line := rapid.Map(rapid.SliceOfN(piece, 0, 6), func(p []string) string { return strings.Join(p, "") })
 	rapid.Check(t, func(rt *rapid.T) {

@@ -206,6 +206,13 @@ func checkText(text string, maxLen int, multiline bool) (string, error) {
 		return "", errors.New(`argument "text" contains a line break, but this is a single-line field`)
 	}
 	for _, r := range text {
+		if bidiControl(r) {
+			// Drawn, it would reorder what follows it on the row (the
+			// widgets beside the field included) on a terminal that
+			// implements bidi: the human would read other text than the
+			// app shows.
+			return "", fmt.Errorf(`argument "text" contains a bidirectional control character (U+%04X): right-to-left text needs none`, r)
+		}
 		if unicode.IsControl(r) && r != '\t' && r != '\n' {
 			if multiline {
 				return "", errors.New(`argument "text" contains a control character: only tabs and line breaks are allowed`)
@@ -217,6 +224,15 @@ func checkText(text string, maxLen int, multiline bool) (string, error) {
 		return "", fmt.Errorf(`argument "text" is too long: this field takes at most %d characters`, maxLen)
 	}
 	return text, nil
+}
+
+// bidiControl reports the bidirectional embeddings, overrides and
+// isolates (U+202A..U+202E, U+2066..U+2069): the characters of "Trojan
+// Source" text, which show one order of characters while holding another.
+// The implicit marks (LRM, RLM, ALM) stay: they only nudge neutral
+// characters.
+func bidiControl(r rune) bool {
+	return (0x202A <= r && r <= 0x202E) || (0x2066 <= r && r <= 0x2069)
 }
 
 // textFieldCall is the shared CallTool of the three text fields. changed

@@ -65,6 +65,7 @@ type conn struct {
 	lensAtt    session.Attention
 	lensRecent []string
 	lensDone   bool
+	want       map[string]bool         // sync's scratch: the widget tools to register
 	scans      atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
 	clients    sync.Map                // *mcp.ServerSession -> *client: attached clients
 	requests   sync.Map                // requestHeader tag -> the POST's context, while it is served
@@ -79,11 +80,12 @@ type conn struct {
 	registered map[string]bool
 	warned     map[string]bool
 	res        *resources
-	// rank is each advertised name's position in the lens's order, and
-	// focusedTools the advertised tools of the focused widget: how
-	// tools/list orders and marks the registered tools (order).
-	rank         map[string]int
-	focusedTools map[string]bool
+	// selected is the lens's last selection, in its order, and
+	// selectedFocus the widget focused then: how tools/list orders and
+	// marks the registered tools (order). The ranks are worked out when a
+	// client lists, not at every focus move.
+	selected      []lens.Tool
+	selectedFocus string
 }
 
 func newConn(b *Bridge, se *session.Session) *conn {
@@ -233,17 +235,14 @@ func (c *conn) sync() {
 		Modal:    c.modal,
 	})
 	advertised := lens.Names(selected)
-	rank := make(map[string]int, len(selected))
-	focused := map[string]bool{}
-	for i, t := range selected {
-		rank[t.Name] = i
-		if att.Focus != "" && t.WidgetID == att.Focus {
-			focused[t.Name] = true
-		}
-	}
 
 	c.mu.Lock()
-	want := map[string]bool{}
+	want := c.want // sync only, so reused
+	if want == nil {
+		want = map[string]bool{}
+		c.want = want
+	}
+	clear(want)
 	for _, n := range advertised {
 		if !isSessionTool(n) {
 			want[n] = true
@@ -279,7 +278,7 @@ func (c *conn) sync() {
 		c.registered[d.Name] = true
 	}
 	c.advertised = advertised
-	c.rank, c.focusedTools = rank, focused
+	c.selected, c.selectedFocus = selected, att.Focus
 	c.mu.Unlock()
 	if len(remove) > 0 {
 		c.server.RemoveTools(remove...)

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/lens"
 )
 
 // MetaFocused is the _meta key that marks, in tools/list, the tools of the
@@ -35,11 +37,26 @@ func (c *conn) order(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		c.mu.Lock()
-		rank := c.rank
-		focused := c.focusedTools
+		selected, focus := c.selected, c.selectedFocus
 		c.mu.Unlock()
+		rank, focused := ranks(selected, focus)
 		return orderTools(res, rank, focused), nil
 	}
+}
+
+// ranks is each selected tool's position in the lens's order, and the
+// selected tools of the focused widget. selected is the lens's, never
+// changed once published (sync makes a new one each time).
+func ranks(selected []lens.Tool, focus string) (map[string]int, map[string]bool) {
+	rank := make(map[string]int, len(selected))
+	focused := map[string]bool{}
+	for i, t := range selected {
+		rank[t.Name] = i
+		if focus != "" && t.WidgetID == focus {
+			focused[t.Name] = true
+		}
+	}
+	return rank, focused
 }
 
 // orderTools returns a tools/list result with its tools sorted by rank

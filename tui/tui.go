@@ -837,21 +837,34 @@ func (m *Model) Frame() string {
 			m.frame = ui.Frame{Content: "⚠ the app failed to draw"}
 		}
 		app = m.frame.Content
-		// Pad so the panel and status bar sit at the bottom.
-		if h := lipgloss.Height(app); h < appH {
-			app += strings.Repeat("\n", appH-h)
-		}
 	} else {
 		m.frame = ui.Frame{}
 	}
 
-	lines := bottom
-	if appH > 0 {
-		lines = append([]string{app}, bottom...)
-	} else if len(lines) > m.height {
-		lines = lines[len(lines)-m.height:]
+	if appH <= 0 {
+		if len(bottom) > m.height {
+			bottom = bottom[len(bottom)-m.height:]
+		}
+		return strings.Join(bottom, "\n")
 	}
-	return strings.Join(lines, "\n")
+	// The app, padded so that the panel and status bar sit at the
+	// bottom, then they: one copy of the screen's text.
+	pad := max(0, appH-(strings.Count(app, "\n")+1))
+	n := len(app) + pad
+	for _, l := range bottom {
+		n += 1 + len(l)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(app)
+	for range pad {
+		b.WriteByte('\n')
+	}
+	for _, l := range bottom {
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	return b.String()
 }
 
 // statusBar is the last line: what the session is, what agents did and may

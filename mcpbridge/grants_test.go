@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // askAll is a tool policy that asks about every app tool.
@@ -205,6 +207,77 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	if m := model(e.session); m.Agree || m.Presses != 0 || m.Open {
 		t.Fatalf("a withdrawn call ran: %+v", model(e.session))
 	}
+	// Each withdrawal is counted as one (POST dropped, cancelled, DELETE,
+	// rotation, SSE stream), and none as an approval.
+	withdrawals := e.metrics.AuthzDecisions.WithLabelValues("tool", "withdrawn")
+	testkit.Eventually(t, 5*time.Second, func() bool { return testutil.ToFloat64(withdrawals) == 5 },
+		"raxol_authz_decisions_total{seam=\"tool\",decision=\"withdrawn\"} = %v, want 5", testutil.ToFloat64(withdrawals))
+	if n := testutil.ToFloat64(e.metrics.AuthzDecisions.WithLabelValues("tool", "approved")); n != 0 {
+		t.Fatalf("withdrawn prompts counted %v approvals", n)
+	}
+}
+
+// TestARotationVoidsGrantsAtOnce: a grant is tied to the token it was
+// given under, so the first call after a rotation is asked again even
+// while the session's watcher, which forgets the grants, has not yet
+// seen the rotation (held up here in an app projection it is pushing to
+// a subscriber).
+func TestARotationVoidsGrantsAtOnce(t *testing.T) {
+	var asked atomic.Int32
+	var hold atomic.Bool
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	e := policyEnv(t, configured(askAll, authz.AllowAll()), func(o *mcpbridge.Options) {
+		o.Projections = map[string]func(ui.Model) any{"form": func(m ui.Model) any {
+			if hold.Load() {
+				select {
+				case entered <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+			return m
+		}}
+	})
+	e.session.SetApprovalSink(func(context.Context, session.ApprovalRequest) (session.Approval, error) {
+		asked.Add(1)
+		return session.ApprovedForSession, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := serveStdio(t, e, ctx) // a rotation does not disconnect it
+	// Registered last, so run first: a failed test lets the watcher go
+	// before the client and the bridge close.
+	t.Cleanup(func() { hold.Store(false); releaseOnce.Do(func() { close(release) }) })
+	call(t, p.cs, "app.go.click", nil)
+	call(t, p.cs, "app.go.click", nil)
+	if n := asked.Load(); n != 1 {
+		t.Fatalf("asked %d times before the rotation, want once (the grant holds)", n)
+	}
+	// The watcher pushes the projection to this subscriber after every
+	// fold: hold it there.
+	if err := p.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: mcpbridge.StateURI("app", "form")}); err != nil {
+		t.Fatal(err)
+	}
+	hold.Store(true)
+	if err := e.session.Dispatcher.Send(human, ui.TextInputChanged{ID: "name", Text: "held"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher never ran the projection")
+	}
+	if _, err := e.session.RotateToken(); err != nil {
+		t.Fatal(err)
+	}
+	call(t, p.cs, "app.go.click", nil)
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("asked %d times after the rotation, want 2: the grant outlived the token it was given under", n)
+	}
+	hold.Store(false)
+	releaseOnce.Do(func() { close(release) })
 }
 
 // TestSSEClientsHaveTheirOwnConnID: every client is its own connection to

@@ -23,11 +23,12 @@ import (
 
 // hostileText carries visible markers (@1@, @2@, @3@; '@' is in no
 // fingerprint or session id, which are base64) between an OSC 52
-// clipboard write, CSI, DCS, APC and OSC 8 sequences, a bidi override and
-// isolate, a C1 CSI, a bare CR LF, a combining grapheme joiner and an
-// unassigned default-ignorable. Cleaned, it reads "@1@@2@\uFFFD  @3@".
+// clipboard write, CSI (a blinking, concealed SGR among them), DCS, APC
+// and OSC 8 sequences, a bidi override and isolate, a C1 CSI, a bare CR
+// LF, a combining grapheme joiner and an unassigned default-ignorable.
+// Cleaned, it reads "@1@@2@\uFFFD  @3@".
 const (
-	hostileText  = "\x1b]52;c;UFdORUQ=\x07@1@\x1b[2J\x1b[31m\u202e@2@\x9b\r\n@3@\u2066\u034f\U000E0FFF\x1bP+q6b64\x1b\\\x1b_Gf=1;QQ\x1b\\\x1b]8;;http://evil/\x1b\\"
+	hostileText  = "\x1b]52;c;UFdORUQ=\x07@1@\x1b[2J\x1b[31m\x1b[5;8m\u202e@2@\x9b\r\n@3@\u2066\u034f\U000E0FFF\x1bP+q6b64\x1b\\\x1b_Gf=1;QQ\x1b\\\x1b]8;;http://evil/\x1b\\"
 	hostileShown = "@1@@2@\uFFFD  @3@"
 )
 
@@ -42,9 +43,11 @@ func unsafeRune(r rune) bool {
 
 // rawProblems scans what the server sent a terminal for what only outside
 // text could have put there: string sequences (OSC, DCS, SOS, PM, APC)
-// other than the window title, C1 controls, and unsafe runes as text.
-// Controls the renderer itself uses (CR, LF, BS, and CSI/ESC sequences)
-// pass: whether outside text moved the cursor is checked on the screen.
+// other than the window title, SGR attributes no theme draws (blink,
+// conceal: the renderer passes an SGR in a drawn string on as it is), C1
+// controls, and unsafe runes as text. Controls the renderer itself uses
+// (CR, LF, BS, and other CSI/ESC sequences) pass: whether outside text
+// moved the cursor is checked on the screen.
 func rawProblems(raw []byte) []string {
 	var out []string
 	for i := 0; i < len(raw); {
@@ -66,6 +69,9 @@ func rawProblems(raw []byte) []string {
 				for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x3f {
 					j++
 				}
+				if j < len(raw) && raw[j] == 'm' && foreignSGR(string(raw[i+2:j])) {
+					out = append(out, fmt.Sprintf("SGR %q", raw[i:j+1]))
+				}
 				i = j + 1
 				continue
 			}
@@ -83,6 +89,26 @@ func rawProblems(raw []byte) []string {
 		i += n
 	}
 	return out
+}
+
+// foreignSGR reports whether the parameters of an SGR sequence set blink
+// or conceal, which no theme of ours draws (colour parameters, where 5 and
+// 8 are indexes, do not count).
+func foreignSGR(params string) bool {
+	ps := strings.Split(params, ";")
+	for i := 0; i < len(ps); i++ {
+		switch ps[i] {
+		case "38", "48", "58": // extended colour: 5;n or 2;r;g;b follow
+			if i+1 < len(ps) && ps[i+1] == "5" {
+				i += 2
+			} else if i+1 < len(ps) && ps[i+1] == "2" {
+				i += 4
+			}
+		case "5", "6", "8":
+			return true
+		}
+	}
+	return false
 }
 
 // hostileAgent connects to se over Streamable HTTP with a client name and
@@ -235,7 +261,8 @@ func TestOutsideTextNeverReachesATerminalRaw(t *testing.T) {
 var anyBytes = rapid.OneOf(
 	rapid.Map(rapid.SliceOfN(rapid.Byte(), 1, 64), func(b []byte) string { return string(b) }),
 	rapid.Map(rapid.SliceOfN(rapid.OneOf(
-		rapid.SampledFrom([]string{"\x1b", "\x1b[", "\x1b]", "\x1bP", "\x1b_", "\x1b\\", "\x07", "\x9b", "\u009b", "\u009d", "\r", "\n", "\u202e", "\u2066", "\u034f", "\U000E0FFF", "\u2065", "52;c;"}),
+		rapid.SampledFrom([]string{"\x1b", "\x1b[", "\x1b]", "\x1bP", "\x1b_", "\x1b\\", "\x07", "\x9b", "\u009b", "\u009d", "\r", "\n", "\u202e", "\u2066", "\u034f", "\U000E0FFF", "\u2065", "52;c;",
+			"\x1b[5m", "\x1b[8m", "\x1b[5;8m", "\x1b[2J", "\x1b[H"}),
 		rapid.StringN(1, 8, -1),
 		rapid.Map(rapid.SliceOfN(rapid.Byte(), 1, 8), func(b []byte) string { return string(b) }),
 	), 1, 10), func(p []string) string { return strings.Join(p, "") }),

@@ -3,7 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -108,5 +113,70 @@ func TestPostureShowsTheTrustedProxies(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, out.String())
+	}
+}
+
+// TestAllowedHostsFlagAdmitsTheHost: --mcp-allowed-hosts (and
+// RAXOL_MCP_ALLOWED_HOSTS) reach the server: behind a reverse proxy that
+// forwards the public Host, a real initialize on /mcp with that Host is
+// served, one with another name is refused by the DNS-rebinding check.
+func TestAllowedHostsFlagAdmitsTheHost(t *testing.T) {
+	o, _, err := parse(nil, env(map[string]string{"RAXOL_MCP_ALLOWED_HOSTS": "a.example, b.example:8443"}), &bytes.Buffer{})
+	if err != nil || !slices.Equal(o.MCP.AllowedHosts, []string{"a.example", "b.example:8443"}) {
+		t.Errorf("RAXOL_MCP_ALLOWED_HOSTS: %v %v", o.MCP.AllowedHosts, err)
+	}
+	if got := o.Setting("Options.MCP.AllowedHosts"); got != "--mcp-allowed-hosts" {
+		t.Errorf("Setting(Options.MCP.AllowedHosts) = %q", got)
+	}
+
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "api_keys")
+	const key = "0123456789abcdef0123456789abcdef"
+	if err := os.WriteFile(keys, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out testkit.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+			"--api-keys", keys, "--mcp-allowed-hosts", "raxol.example.com"}, env(nil), &out)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d: %s", code, out.String())
+		}
+	}()
+	addrRE := regexp.MustCompile(` http=(\S+)`)
+	testkit.Eventually(t, 10*time.Second, func() bool { return addrRE.FindStringSubmatch(out.String()) != nil }, "did not boot: %s", &out)
+	httpAddr := addrRE.FindStringSubmatch(out.String())[1]
+	initialize := func(host string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, "http://"+httpAddr+"/mcp", strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"proxied","version":"1"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		cl := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatalf("Host %s: %v", host, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, host := range []string{"raxol.example.com", "raxol.example.com:443"} {
+		if code, body := initialize(host); code != http.StatusOK || !strings.Contains(body, `"protocolVersion"`) {
+			t.Errorf("Host %s: %d %q, want an initialize result", host, code, body)
+		}
+	}
+	if code, body := initialize("evil.example"); code != http.StatusForbidden || !strings.Contains(body, "DNS rebinding") {
+		t.Errorf("Host evil.example: %d %q, want 403", code, body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
@@ -159,10 +160,15 @@ func TestToolListingIsFilteredPerEntry(t *testing.T) {
 	if b, _ := json.Marshal(out); strings.Contains(string(b), "app.name.type_into") {
 		t.Fatalf("discover_tools shows a denied tool: %s", b)
 	}
-	// A denied call is an error result with the payload.
+	// A denied call is an error result with the payload, and counted.
+	denials := func() float64 { return testutil.ToFloat64(e.metrics.AuthzDecisions.WithLabelValues("tool", "deny")) }
+	before := denials()
 	out, isErr := call(t, cs, "app.name.type_into", map[string]any{"text": "x"})
 	if !isErr || out["error"] != "authorization_required" || out["decision"] != "deny" || out["tool"] != "app.name.type_into" || out["detail"] != "no typing" {
 		t.Fatalf("denial %v", out)
+	}
+	if got := denials() - before; got != 1 {
+		t.Fatalf("a denied call counted %v tool denials, want 1", got)
 	}
 	if model(e.session).Name != "" {
 		t.Fatal("a denied call changed the model")
@@ -176,9 +182,14 @@ func TestToolListingIsFilteredPerEntry(t *testing.T) {
 func TestAskWithoutAHumanIsDenied(t *testing.T) {
 	e := policyEnv(t, configured(func(string, map[string]any, authz.Context) authz.Decision { return authz.Ask("really?") }, authz.AllowAll()))
 	cs, _ := e.connect(false)
+	asks := func() float64 { return testutil.ToFloat64(e.metrics.AuthzDecisions.WithLabelValues("tool", "ask")) }
+	before := asks()
 	out, isErr := call(t, cs, "app.go.click", nil)
 	if !isErr || out["decision"] != "ask" || out["detail"] != "really?" {
 		t.Fatalf("ask without a human: %v", out)
+	}
+	if got := asks() - before; got != 1 {
+		t.Fatalf("an ask refused for want of a human counted %v, want 1", got)
 	}
 	if model(e.session).Presses != 0 {
 		t.Fatal("the call ran")

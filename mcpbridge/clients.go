@@ -27,8 +27,12 @@ type client struct {
 	actx    authz.Context // what policies see of it
 	ended   chan struct{} // closed when its session has closed
 	closing chan struct{} // closed when the server starts closing it
-	limiter *rate.Limiter // its tool calls
-	once    sync.Once     // closes closing
+	// pings is the context of its keepalive pings: cancelled with
+	// closing, since the SDK's Close waits for a ping in flight.
+	pings       context.Context
+	cancelPings context.CancelFunc
+	limiter     *rate.Limiter // its tool calls
+	once        sync.Once     // closes closing
 	// grants are the tools the human allowed for this client for the
 	// rest of its session ("allow for the session"); never for another
 	// client, and revoked when the token is rotated.
@@ -80,7 +84,13 @@ func (cl *client) busy() bool { return cl.streaming() || cl.inFlight.Load() > 0 
 // closes; once per client. It runs when the client's initialize has been
 // answered (before its Connect returns), and again, as a no-op, on its
 // notifications/initialized, which the SDK may handle much later.
-func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
+//
+// An SSE client ends with its stream (ctx, the request's context, carries
+// it): the SDK closes its session when the GET returns, but that Close
+// waits for a keepalive ping in flight, up to KeepAlive for a client that
+// never answers pings. So the stream's end marks the client closing at
+// once, which leaves presence and ends the ping.
+func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Request) {
 	if ss == nil {
 		return
 	}
@@ -96,14 +106,24 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 		c.attachMu.Unlock()
 		return
 	}
+	cl.pings, cl.cancelPings = context.WithCancel(c.ctx)
 	cl.presence = c.sess.Join(session.KindAgent, clientName(ss))
 	c.clients.Store(ss, cl)
 	c.attachMu.Unlock()
 	c.b.opts.Metrics.MCPClient(1)
+	streamEnded := func() bool { return false }
+	if stream, ok := ctx.Value(sseStreamKey{}).(context.Context); ok {
+		streamEnded = context.AfterFunc(stream, func() {
+			cl.markClosing()
+			cl.presence.Detach()
+		})
+	}
 	c.wg.Add(2)
 	go func() {
 		defer c.wg.Done()
 		_ = ss.Wait()
+		streamEnded()
+		cl.cancelPings()
 		close(cl.ended)
 		cl.presence.Detach()
 		c.res.forget(ss)
@@ -119,7 +139,12 @@ func (c *conn) attach(ss *mcp.ServerSession, req mcp.Request) {
 // markClosing tells the client's waiting calls that its session is being
 // closed: the SDK's Close waits for in-flight handlers, so a call waiting
 // for the human must give up first.
-func (cl *client) markClosing() { cl.once.Do(func() { close(cl.closing) }) }
+func (cl *client) markClosing() {
+	cl.once.Do(func() {
+		close(cl.closing)
+		cl.cancelPings()
+	})
+}
 
 // closeClient closes a client session, withdrawing what it waits for. It
 // leaves the session's presence at once, before the SDK's Close has
@@ -388,7 +413,7 @@ func (c *conn) keepAlive(ss *mcp.ServerSession, cl *client) {
 			c.closeClient(ss)
 			return
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, c.b.opts.KeepAlive)
+		ctx, cancel := context.WithTimeout(cl.pings, c.b.opts.KeepAlive)
 		_ = ss.Ping(ctx, nil) // see above: its answer decides nothing
 		cancel()
 	}

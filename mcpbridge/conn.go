@@ -399,8 +399,8 @@ func toolDef(d Derived) *mcp.Tool {
 }
 
 // initialized records an agent's presence (if initialize did not).
-func (c *conn) initialized(_ context.Context, req *mcp.InitializedRequest) {
-	c.attach(req.Session, req)
+func (c *conn) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+	c.attach(ctx, req.Session, req)
 }
 
 // clientName is "<name> <version>" from the client's initialize, or
@@ -457,7 +457,7 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ss, _ := req.GetSession().(*mcp.ServerSession)
-				c.attach(ss, req)
+				c.attach(ctx, ss, req)
 			}
 			return res, err
 		}

@@ -82,6 +82,8 @@ type rawSSE struct {
 	answerPings bool
 	done        chan struct{} // closed when its stream ends
 	nextID      int
+	// close ends its stream, as a client that exits does.
+	close func()
 }
 
 func (e *env) dialRawSSE() *rawSSE { return e.dialRawSSEAnswering(false) }
@@ -145,7 +147,8 @@ func (e *env) dialRawSSEAnswering(answerPings bool) *rawSSE {
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-c.done })
+	c.close = func() { cancel(); resp.Body.Close() }
+	t.Cleanup(func() { c.close(); <-c.done })
 	return c
 }
 
@@ -248,6 +251,38 @@ func TestQuietClientsKeepTheirSession(t *testing.T) {
 			t.Fatalf("the SSE client was pinged %d times in 8 intervals", sse.pings.Load())
 		}
 	})
+}
+
+// TestSSEClientLeavesWithItsStream: an SSE client whose stream closes
+// (the agent exited) ends at once, ping answered or not: it leaves
+// presence and frees its slot. The SDK closes its session when the GET
+// returns, but that Close waits for a keepalive ping in flight, which a
+// client that never answers pings (mcp-go) never ends.
+func TestSSEClientLeavesWithItsStream(t *testing.T) {
+	for _, answer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("answers pings %v", answer), func(t *testing.T) {
+			bubble(t, func(t *testing.T) {
+				const keepAlive = time.Second
+				e := newLifetimeEnv(t, mcpbridge.Options{KeepAlive: keepAlive}, session.Options{})
+				c := e.dialRawSSEAnswering(answer)
+				c.initialize()
+				time.Sleep(keepAlive + keepAlive/2) // a ping sent, unanswered by the deaf one
+				synctest.Wait()
+				if c.pings.Load() != 1 || len(e.session.Agents()) != 1 {
+					t.Fatalf("%d pings, %d agents before the stream closed", c.pings.Load(), len(e.session.Agents()))
+				}
+				c.close()
+				<-c.done
+				synctest.Wait() // no time passes
+				if n := len(e.session.Agents()); n != 0 {
+					t.Fatalf("%d agents present after the stream closed", n)
+				}
+				if n := e.bridge.Clients(e.session.ID); n != 0 {
+					t.Fatalf("%d client sessions after the stream closed", n)
+				}
+			})
+		})
+	}
 }
 
 // TestIdleClientsAreClosed: a client that makes no request for the idle

@@ -117,16 +117,21 @@ func (m *Model) whoIsHere() string {
 	return strings.Join(parts, " · ")
 }
 
-// ageMsg redraws the status bar when an agent's age there changes.
-type ageMsg struct{}
+// ageMsg redraws the status bar when an agent's age there changes; gen
+// tells the one scheduled last from one it replaced.
+type ageMsg struct{ gen uint64 }
 
 // tickAges schedules a redraw for when the first agent's age in the
 // status bar would read differently ("12s" becomes "13s", "4m" "5m"), so
-// that it never freezes; nothing while no agent is attached.
+// that it never freezes; nothing while no agent is attached. One is
+// scheduled at a time, but one a minute away is replaced by an earlier
+// one when presence changed since (an agent acted: its "now" becomes
+// "1s ago" a second later, not at the next minute).
 func (m *Model) tickAges() tea.Cmd {
-	if m.ageTicking {
+	if m.ageTicking && !m.agesMoved {
 		return nil
 	}
+	m.agesMoved = false
 	now := time.Now()
 	wait := time.Duration(0)
 	for _, at := range m.sess.Attached() {
@@ -148,8 +153,14 @@ func (m *Model) tickAges() tea.Cmd {
 	if wait == 0 {
 		return nil
 	}
-	m.ageTicking = true
-	return tea.Tick(wait+10*time.Millisecond, func(time.Time) tea.Msg { return ageMsg{} })
+	due := now.Add(wait)
+	if m.ageTicking && !due.Before(m.ageDue) {
+		return nil
+	}
+	m.ageTicking, m.ageDue = true, due
+	m.ageGen++
+	gen := m.ageGen
+	return tea.Tick(wait+10*time.Millisecond, func(time.Time) tea.Msg { return ageMsg{gen} })
 }
 
 // lastActed is an agent's last action as a short age: "now", "12s ago",

@@ -99,13 +99,14 @@ func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 			t.Fatal("a second age tick while one is scheduled")
 		}
 		start := time.Now()
-		if _, ok := cmd().(ageMsg); !ok {
+		msg, ok := cmd().(ageMsg)
+		if !ok {
 			t.Fatal("the tick does not deliver an ageMsg")
 		}
 		if d := time.Since(start); d != time.Second+10*time.Millisecond {
 			t.Fatalf("the first age change was redrawn after %s, want 1.01s (\"now\" becomes \"1s ago\")", d)
 		}
-		m.Update(ageMsg{})
+		m.Update(msg)
 		if m.ageTicking != true {
 			t.Fatal("no next age tick after one was delivered")
 		}
@@ -118,6 +119,50 @@ func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 		}
 		if d := time.Since(start); d != 30*time.Second+10*time.Millisecond {
 			t.Fatalf("at 90s the next age change was redrawn after %s, want 30.01s (\"1m ago\" becomes \"2m ago\")", d)
+		}
+	})
+}
+
+// TestAgentAgeRedrawnAfterItActs: an agent that acts while the next age
+// redraw is a minute away (its age was counted in minutes) is redrawn a
+// second later, "now" becoming "1s ago", not at that minute; the tick it
+// replaced starts no second series of redraws when it comes.
+func TestAgentAgeRedrawnAfterItActs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		m := New(s, Options{Terminal: "u", Primary: true})
+		t.Cleanup(m.Close)
+		a := s.Join(session.KindAgent, "claude-code")
+		defer a.Detach()
+		time.Sleep(90 * time.Second)
+		long := m.tickAges() // "1m ago" until 2m, 30s away
+		if long == nil {
+			t.Fatal("no age tick with an agent attached")
+		}
+		a.Touch() // it acts: the terminal is told of presence
+		m.Update(presenceMsg{})
+		if !strings.Contains(lastLine(m), "claude-code · now") {
+			t.Fatalf("status bar %q after the agent acted", lastLine(m))
+		}
+		short := m.tickAges()
+		if short == nil {
+			t.Fatal("the next age redraw is still the one a minute away")
+		}
+		start := time.Now()
+		msg := short()
+		if d := time.Since(start); d != time.Second+10*time.Millisecond {
+			t.Fatalf("redrawn %s after the agent acted, want 1.01s", d)
+		}
+		m.Update(msg)
+		if !strings.Contains(lastLine(m), "claude-code · 1s") {
+			t.Fatalf("status bar %q a second after the agent acted", lastLine(m))
+		}
+		if !m.ageTicking || m.tickAges() != nil {
+			t.Fatal("no single next age tick after one was delivered")
+		}
+		m.Update(long()) // stale
+		if !m.ageTicking || m.tickAges() != nil {
+			t.Fatal("the replaced tick started another series")
 		}
 	})
 }

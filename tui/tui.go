@@ -181,6 +181,9 @@ type Model struct {
 	changed    bool          // a message since the last frame drawn may change the screen
 	ticking    bool          // a countdownMsg is scheduled
 	ageTicking bool          // an ageMsg is scheduled
+	ageDue     time.Time     // when the scheduled ageMsg comes
+	ageGen     uint64        // the scheduled ageMsg's; an older one is stale
+	agesMoved  bool          // presence changed since: an age may change sooner
 	armTicking bool          // an armedMsg is scheduled
 	armedSeq   uint64        // the prompt the arming below is for
 	armedAt    time.Time     // when the prompt on top takes answer keys
@@ -432,6 +435,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// frame later.
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity()) // a refused call is news too
 		m.changed = true
+		m.agesMoved = true
 		if !m.pending {
 			m.pending = true
 			return m, tea.Batch(cmd, tea.Tick(FrameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
@@ -470,7 +474,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case countdownMsg:
 		m.ticking = false
 	case ageMsg:
-		m.ageTicking = false
+		if msg.gen == m.ageGen {
+			m.ageTicking = false
+		}
 	case armedMsg:
 		m.armTicking = false
 	case tea.WindowSizeMsg:

@@ -1,5 +1,7 @@
 package server
 
+import "time"
+
 // SSHConnections is how many SSH connections hold an admission slot now
 // (a connection's slot is released when the server sees it close, a
 // moment after its session ended).
@@ -31,3 +33,7 @@ func (s *Server) IssueJoinCode(id string) (string, error) { return s.issueCode(i
 // no exit status or reason: what a crashed process looks like to its SSH
 // clients.
 func (s *Server) CloseSSH() { _ = s.ssh.Close() }
+
+// SetKeepAlive sets how often each agent is pinged (20s unless a test
+// shortens it).
+func (o *MCPOptions) SetKeepAlive(d time.Duration) { o.keepAlive = d }

@@ -230,6 +230,11 @@ type MCPOptions struct {
 	// keys counts, what logs show, and what Limits.MaxHTTPPerIP counts
 	// for proxied requests (see there). Empty: the TCP peer is the client.
 	TrustedProxies []netip.Prefix
+
+	// keepAlive is how often each agent is pinged
+	// (mcpbridge.Options.KeepAlive); zero means the bridge's 20s. Only
+	// tests shorten it (export_test.go).
+	keepAlive time.Duration
 }
 
 // HeadlessOptions configures the server-level MCP endpoint /mcp, whose

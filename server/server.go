@@ -225,6 +225,7 @@ func New(app App, opts Options) (*Server, error) {
 		MaxClients:         opts.MCP.MaxClients,
 		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
 		ClientIdleTimeout:  opts.MCP.ClientIdleTimeout,
+		KeepAlive:          opts.MCP.keepAlive,
 	}); err != nil {
 		return nil, fmt.Errorf("server: MCP endpoints: %w", err)
 	}

@@ -55,4 +55,24 @@ func TestReadlineKeysOverSSH(t *testing.T) {
 	if got := searchValue(t, se); got != "x push " {
 		t.Errorf("search field = %q after the session keys", got)
 	}
+
+	// So are ctrl+g (the activity log), ctrl+p (pause agents) and ctrl+f
+	// (agents on the focused widget only), which readline would take as
+	// abort, previous line and forward a character.
+	c.Key("\x07")
+	c.WaitFor(t, "ctrl+g closes", waitShort)
+	c.Key("\x07")
+	c.Key("\x10")
+	testkit.Eventually(t, waitShort, func() bool { return se.Control().Paused }, "ctrl+p did not pause the agents")
+	c.Key("\x06")
+	testkit.Eventually(t, waitShort, func() bool { return se.Control().FocusOnly }, "ctrl+f did not restrict the agents")
+	c.WaitFor(t, func(s string) bool { return !strings.Contains(s, "ctrl+g closes") }, waitShort)
+	if got := searchValue(t, se); got != "x push " || se.Attention().Focus != demo.IDSearch {
+		t.Errorf("search field = %q, focus %q after ctrl+g, ctrl+p, ctrl+f", got, se.Attention().Focus)
+	}
+	// And ctrl+c still leaves from inside the field.
+	c.Key(keyCtrlC)
+	if err, _ := c.WaitExit(t, waitLong); err != nil {
+		t.Errorf("ctrl+c from the search field: %v", err)
+	}
 }

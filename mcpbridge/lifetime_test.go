@@ -1,7 +1,6 @@
 package mcpbridge_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -69,149 +67,15 @@ func tryCall(cs *mcp.ClientSession) error {
 	return err
 }
 
-// rawSSE is a hand-written SSE client that never answers the server's
-// requests (pings), as mcp-go over SSE.
-type rawSSE struct {
-	t        *testing.T
-	endpoint string
-	token    string
-	client   *http.Client        // reaches the test server
-	replies  chan map[string]any // responses to its requests
-	pings    atomic.Int32        // server requests it got
-	// answerPings makes it answer them; by default it ignores them.
-	answerPings bool
-	done        chan struct{} // closed when its stream ends
-	nextID      int
-	// close ends its stream, as a client that exits does.
-	close func()
-}
-
-func (e *env) dialRawSSE() *rawSSE { return e.dialRawSSEAnswering(false) }
+// dialRawSSE is a hand-written SSE client on the session that never
+// answers the server's requests (pings), as mcp-go over SSE.
+func (e *env) dialRawSSE() *testkit.SSEClient { return e.dialRawSSEAnswering(false) }
 
 // dialRawSSEAnswering is dialRawSSE, with a client that answers pings if
 // answerPings.
-func (e *env) dialRawSSEAnswering(answerPings bool) *rawSSE {
+func (e *env) dialRawSSEAnswering(answerPings bool) *testkit.SSEClient {
 	e.t.Helper()
-	t := e.t.(*testing.T)
-	resp, cancel := getSSE(t, e.http.Client(), e.http.URL, e.session)
-	c := &rawSSE{t: t, token: e.session.Token(), client: e.http.Client(), answerPings: answerPings, replies: make(chan map[string]any, 16), done: make(chan struct{})}
-	br := bufio.NewReader(resp.Body)
-	event := func() (name, data string, err error) {
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return "", "", err
-			}
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "" && (name != "" || data != ""):
-				return name, data, nil
-			case strings.HasPrefix(line, "event:"):
-				name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-			case strings.HasPrefix(line, "data:"):
-				data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-			}
-		}
-	}
-	name, data, err := event()
-	if err != nil || name != "endpoint" {
-		cancel()
-		resp.Body.Close()
-		t.Fatalf("first SSE event %q %q: %v", name, data, err)
-	}
-	c.endpoint = e.http.URL + data
-	go func() { // owned by the test: ends with the stream (cleanup cancels it)
-		defer close(c.done)
-		for {
-			_, data, err := event()
-			if err != nil {
-				return
-			}
-			var m map[string]any
-			if json.Unmarshal([]byte(data), &m) != nil {
-				continue
-			}
-			if _, isReq := m["method"]; isReq {
-				if id, hasID := m["id"]; hasID {
-					c.pings.Add(1)
-					if c.answerPings {
-						b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{}})
-						_, _ = c.post(string(b))
-					}
-				}
-				continue
-			}
-			select {
-			case c.replies <- m:
-			default: // nobody waits for it
-			}
-		}
-	}()
-	c.close = func() { cancel(); resp.Body.Close() }
-	t.Cleanup(func() { c.close(); <-c.done })
-	return c
-}
-
-func (c *rawSSE) post(body string) (int, error) {
-	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-// rpc sends a request and waits for its response on the stream.
-func (c *rawSSE) rpc(method, params string) (map[string]any, error) {
-	c.nextID++
-	id := c.nextID
-	code, err := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
-	if err != nil {
-		return nil, err
-	}
-	if code != http.StatusAccepted {
-		return nil, fmt.Errorf("POST %s: %d", method, code)
-	}
-	timeout := time.After(5 * time.Second)
-	for {
-		select {
-		case m := <-c.replies:
-			if m["id"] == float64(id) {
-				if m["error"] != nil {
-					return nil, fmt.Errorf("%s: %v", method, m["error"])
-				}
-				return m, nil
-			}
-		case <-c.done:
-			return nil, errors.New("stream closed")
-		case <-timeout:
-			return nil, fmt.Errorf("%s: no answer", method)
-		}
-	}
-}
-
-func (c *rawSSE) initialize() {
-	c.t.Helper()
-	if _, err := c.rpc("initialize", `{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"raw-sse","version":"1"}}`); err != nil {
-		c.t.Fatal(err)
-	}
-	if code, err := c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || code != http.StatusAccepted {
-		c.t.Fatalf("initialized: %d %v", code, err)
-	}
-}
-
-func (c *rawSSE) call() error {
-	m, err := c.rpc("tools/call", `{"name":"app.name.get_value","arguments":{}}`)
-	if err != nil {
-		return err
-	}
-	if res, _ := m["result"].(map[string]any); res == nil || res["isError"] == true {
-		return fmt.Errorf("tools/call: %v", m)
-	}
-	return nil
+	return testkit.DialSSE(e.t, e.http.Client(), e.http.URL, "/sessions/"+e.session.ID+"/sse", e.session.Token(), answerPings, 5*time.Second)
 }
 
 // TestQuietClientsKeepTheirSession: an agent that thinks for a while
@@ -228,8 +92,8 @@ func TestQuietClientsKeepTheirSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		sse := e.dialRawSSE()
-		sse.initialize()
-		if err := sse.call(); err != nil {
+		sse.Initialize(t, "raw-sse")
+		if err := sse.CallTool("app.name.get_value"); err != nil {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 2 }, "both clients attached")
@@ -241,14 +105,14 @@ func TestQuietClientsKeepTheirSession(t *testing.T) {
 		if cs.ID() != id {
 			t.Fatalf("session id changed: %q -> %q", id, cs.ID())
 		}
-		if err := sse.call(); err != nil {
+		if err := sse.CallTool("app.name.get_value"); err != nil {
 			t.Fatalf("SSE client that never answers pings, after thinking: %v", err)
 		}
 		if n := len(e.session.Agents()); n != 2 {
 			t.Fatalf("%d agents present, want 2", n)
 		}
-		if sse.pings.Load() < 3 {
-			t.Fatalf("the SSE client was pinged %d times in 8 intervals", sse.pings.Load())
+		if sse.Pings.Load() < 3 {
+			t.Fatalf("the SSE client was pinged %d times in 8 intervals", sse.Pings.Load())
 		}
 	})
 }
@@ -265,14 +129,14 @@ func TestSSEClientLeavesWithItsStream(t *testing.T) {
 				const keepAlive = time.Second
 				e := newLifetimeEnv(t, mcpbridge.Options{KeepAlive: keepAlive}, session.Options{})
 				c := e.dialRawSSEAnswering(answer)
-				c.initialize()
+				c.Initialize(t, "raw-sse")
 				time.Sleep(keepAlive + keepAlive/2) // a ping sent, unanswered by the deaf one
 				synctest.Wait()
-				if c.pings.Load() != 1 || len(e.session.Agents()) != 1 {
-					t.Fatalf("%d pings, %d agents before the stream closed", c.pings.Load(), len(e.session.Agents()))
+				if c.Pings.Load() != 1 || len(e.session.Agents()) != 1 {
+					t.Fatalf("%d pings, %d agents before the stream closed", c.Pings.Load(), len(e.session.Agents()))
 				}
-				c.close()
-				<-c.done
+				c.Close()
+				<-c.Done
 				synctest.Wait() // no time passes
 				if n := len(e.session.Agents()); n != 0 {
 					t.Fatalf("%d agents present after the stream closed", n)
@@ -294,9 +158,9 @@ func TestIdleClientsAreClosed(t *testing.T) {
 	quiet := e.quietClient("quiet", nil)
 	busy := e.quietClient("busy", nil)
 	quietSSE := e.dialRawSSE()
-	quietSSE.initialize()
+	quietSSE.Initialize(t, "raw-sse")
 	busySSE := e.dialRawSSE()
-	busySSE.initialize()
+	busySSE.Initialize(t, "raw-sse")
 	testkit.Eventually(t, 5*time.Second, func() bool { return len(e.session.Agents()) == 4 }, "all four clients attached")
 
 	deadline := time.Now().Add(3 * idle)
@@ -304,13 +168,13 @@ func TestIdleClientsAreClosed(t *testing.T) {
 		if err := tryCall(busy); err != nil {
 			t.Fatalf("a working Streamable client: %v", err)
 		}
-		if err := busySSE.call(); err != nil {
+		if err := busySSE.CallTool("app.name.get_value"); err != nil {
 			t.Fatalf("a working SSE client: %v", err)
 		}
 		time.Sleep(idle / 4)
 	}
 	select {
-	case <-quietSSE.done:
+	case <-quietSSE.Done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("an idle SSE client's stream is still open")
 	}
@@ -572,11 +436,11 @@ func TestIdleTimeoutEndsQuietClientsOnTime(t *testing.T) {
 		quiet := e.quietClient("quiet", nil)
 		busy := e.quietClient("busy", nil)
 		quietSSE := e.dialRawSSEAnswering(true)
-		quietSSE.initialize()
+		quietSSE.Initialize(t, "raw-sse")
 		deafSSE := e.dialRawSSE() // never answers pings
-		deafSSE.initialize()
+		deafSSE.Initialize(t, "raw-sse")
 		busySSE := e.dialRawSSE()
-		busySSE.initialize()
+		busySSE.Initialize(t, "raw-sse")
 		synctest.Wait()
 		if n := len(e.session.Agents()); n != 5 {
 			t.Fatalf("%d agents attached, want 5", n)
@@ -586,13 +450,13 @@ func TestIdleTimeoutEndsQuietClientsOnTime(t *testing.T) {
 			if err := tryCall(busy); err != nil {
 				t.Fatalf("a working Streamable client: %v", err)
 			}
-			if err := busySSE.call(); err != nil {
+			if err := busySSE.CallTool("app.name.get_value"); err != nil {
 				t.Fatalf("a working SSE client: %v", err)
 			}
 		}
-		closed := func(c *rawSSE) bool {
+		closed := func(c *testkit.SSEClient) bool {
 			select {
-			case <-c.done:
+			case <-c.Done:
 				return true
 			default:
 				return false
@@ -623,7 +487,7 @@ func TestIdleTimeoutEndsQuietClientsOnTime(t *testing.T) {
 		// and the idle check runs only between pings, where it races the
 		// next tick. Ten minutes is 30 of those rounds.
 		select {
-		case <-deafSSE.done:
+		case <-deafSSE.Done:
 		case <-time.After(10 * time.Minute):
 			t.Fatal("an idle SSE client that ignores pings is still open ten minutes after its timeout")
 		}

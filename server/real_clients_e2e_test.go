@@ -1,15 +1,12 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,134 +73,13 @@ func getValue(cs *mcp.ClientSession) error {
 	return err
 }
 
-// deafSSE is an SSE client that never answers the server's requests
-// (pings).
-type deafSSE struct {
-	endpoint, token string
-	pings           atomic.Int32
-	replies         chan map[string]any
-	done            chan struct{} // closed when its stream ends
-	nextID          int
-}
-
-func dialDeafSSE(t *testing.T, srv *testServer, se *session.Session, name string) *deafSSE {
+// dialDeafSSE is an SSE client on the session, named name, that never
+// answers the server's requests (pings), as mcp-go's does.
+func dialDeafSSE(t *testing.T, srv *testServer, se *session.Session, name string) *testkit.SSEClient {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+srv.HTTPAddr()+"/sessions/"+se.ID+"/sse", nil)
-	req.Header.Set("Authorization", "Bearer "+se.Token())
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		cancel()
-		t.Fatalf("SSE GET: %v %v", resp, err)
-	}
-	c := &deafSSE{token: se.Token(), replies: make(chan map[string]any, 16), done: make(chan struct{})}
-	br := bufio.NewReader(resp.Body)
-	event := func() (name, data string, err error) {
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return "", "", err
-			}
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "" && (name != "" || data != ""):
-				return name, data, nil
-			case strings.HasPrefix(line, "event:"):
-				name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-			case strings.HasPrefix(line, "data:"):
-				data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-			}
-		}
-	}
-	ev, data, err := event()
-	if err != nil || ev != "endpoint" {
-		cancel()
-		t.Fatalf("first SSE event %q %q: %v", ev, data, err)
-	}
-	c.endpoint = "http://" + srv.HTTPAddr() + data
-	go func() { // ends with the stream (cleanup cancels it)
-		defer close(c.done)
-		for {
-			_, data, err := event()
-			if err != nil {
-				return
-			}
-			var m map[string]any
-			if json.Unmarshal([]byte(data), &m) != nil {
-				continue
-			}
-			if _, isReq := m["method"]; isReq {
-				if _, hasID := m["id"]; hasID {
-					c.pings.Add(1) // and no answer
-				}
-				continue
-			}
-			select {
-			case c.replies <- m:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-c.done })
-	if _, err := c.rpc("initialize", `{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"`+name+`","version":"1"}}`); err != nil {
-		t.Fatal(err)
-	}
-	if code, err := c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || code != http.StatusAccepted {
-		t.Fatalf("initialized: %d %v", code, err)
-	}
+	c := testkit.DialSSE(t, http.DefaultClient, "http://"+srv.HTTPAddr(), "/sessions/"+se.ID+"/sse", se.Token(), false, waitShort)
+	c.Initialize(t, name)
 	return c
-}
-
-func (c *deafSSE) post(body string) (int, error) {
-	req, _ := http.NewRequest(http.MethodPost, c.endpoint, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-func (c *deafSSE) rpc(method, params string) (map[string]any, error) {
-	c.nextID++
-	id := c.nextID
-	code, err := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
-	if err != nil {
-		return nil, err
-	}
-	if code != http.StatusAccepted {
-		return nil, fmt.Errorf("POST %s: %d", method, code)
-	}
-	timeout := time.After(waitShort)
-	for {
-		select {
-		case m := <-c.replies:
-			if m["id"] == float64(id) {
-				if m["error"] != nil {
-					return nil, fmt.Errorf("%s: %v", method, m["error"])
-				}
-				return m, nil
-			}
-		case <-c.done:
-			return nil, errors.New("stream closed")
-		case <-timeout:
-			return nil, fmt.Errorf("%s: no answer", method)
-		}
-	}
-}
-
-func (c *deafSSE) getValue() error {
-	m, err := c.rpc("tools/call", `{"name":"demo.search.get_value","arguments":{}}`)
-	if err != nil {
-		return err
-	}
-	if res, _ := m["result"].(map[string]any); res == nil || res["isError"] == true {
-		return fmt.Errorf("tools/call: %v", m)
-	}
-	return nil
 }
 
 // TestQuietAgentsKeepTheirSessionOverSSH: an agent that thinks between
@@ -227,7 +103,7 @@ func TestQuietAgentsKeepTheirSessionOverSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	deaf := dialDeafSSE(t, srv, se, "deaf-sse")
-	if err := deaf.getValue(); err != nil {
+	if err := deaf.CallTool("demo.search.get_value"); err != nil {
 		t.Fatal(err)
 	}
 	both := func(string) bool {
@@ -243,10 +119,10 @@ func TestQuietAgentsKeepTheirSessionOverSSH(t *testing.T) {
 	if quiet.ID() != id {
 		t.Fatalf("its client session changed: %q -> %q", id, quiet.ID())
 	}
-	if err := deaf.getValue(); err != nil {
+	if err := deaf.CallTool("demo.search.get_value"); err != nil {
 		t.Fatalf("the SSE client that never answers pings, after thinking: %v", err)
 	}
-	if n := deaf.pings.Load(); n < 10 {
+	if n := deaf.Pings.Load(); n < 10 {
 		t.Fatalf("the SSE client was pinged %d times in 30 keepalive intervals", n)
 	}
 	if !both("") {

@@ -4,7 +4,9 @@
 // token), Term, a human's SSH client that runs one command in a PTY
 // and reads its screen through a terminal emulator, Eventually, the one
 // way tests wait for a condition, Goroutines, which counts the process's
-// goroutines running a given function, and PipeServer, an HTTP server on
+// goroutines running a given function, SSEClient, a hand-written MCP
+// client over SSE that ignores the server's pings unless told to answer
+// (as mcp-go's does), and PipeServer, an HTTP server on
 // in-memory connections for tests that run in a testing/synctest bubble
 // (virtual time: a timeout costs nothing, and no sleep guesses how long
 // "long enough" is).

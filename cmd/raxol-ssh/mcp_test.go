@@ -292,25 +292,11 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 	if err := os.WriteFile(keys, []byte("# test\n"+key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out testkit.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"--mcp-policy", policy, "--data-dir", filepath.Join(dir, "data"),
-			"--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(map[string]string{"RAXOL_API_KEYS_FILE": keys}), &out)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d: %s", code, out.String())
-		}
-	}()
-	addrRE := regexp.MustCompile(` http=(\S+)`)
-	testkit.Eventually(t, 10*time.Second, func() bool { return addrRE.FindStringSubmatch(out.String()) != nil }, "did not boot: %s", &out)
+	httpAddr, out := bootCommand(t, []string{"--mcp-policy", policy, "--data-dir", filepath.Join(dir, "data"),
+		"--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(map[string]string{"RAXOL_API_KEYS_FILE": keys}))
 	if !strings.Contains(out.String(), "headless_mcp=\"/mcp with 1 API keys") {
 		t.Errorf("posture line does not show /mcp: %s", out.String())
 	}
-	httpAddr := addrRE.FindStringSubmatch(out.String())[1]
 	c := mcp.NewClient(&mcp.Implementation{Name: "doc-agent", Version: "1"}, nil)
 	ctl, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + httpAddr + "/mcp",
 		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, key)}}, nil)
@@ -334,4 +320,24 @@ func TestAgentsDocHeadlessPolicy(t *testing.T) {
 	if res, isErr := callJSON(t, ctl, "raxol_stop", map[string]any{"id": started["id"]}); isErr {
 		t.Fatalf("raxol_stop: %v", res)
 	}
+}
+
+// bootCommand runs the command with args and environ until the test ends
+// (then it must exit 0), waits for its posture line and returns the HTTP
+// address it names and its output so far and to come.
+func bootCommand(t *testing.T, args []string, environ func(string) string) (httpAddr string, out *testkit.SyncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &testkit.SyncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, environ, out) }()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("exit %d: %s", code, out.String())
+		}
+	})
+	addrRE := regexp.MustCompile(` http=(\S+)`)
+	testkit.Eventually(t, 10*time.Second, func() bool { return addrRE.FindStringSubmatch(out.String()) != nil }, "did not boot: %s", out)
+	return addrRE.FindStringSubmatch(out.String())[1], out
 }

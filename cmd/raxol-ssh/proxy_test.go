@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -135,22 +134,8 @@ func TestAllowedHostsFlagAdmitsTheHost(t *testing.T) {
 	if err := os.WriteFile(keys, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out testkit.SyncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-			"--api-keys", keys, "--mcp-allowed-hosts", "raxol.example.com"}, env(nil), &out)
-	}()
-	defer func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("exit %d: %s", code, out.String())
-		}
-	}()
-	addrRE := regexp.MustCompile(` http=(\S+)`)
-	testkit.Eventually(t, 10*time.Second, func() bool { return addrRE.FindStringSubmatch(out.String()) != nil }, "did not boot: %s", &out)
-	httpAddr := addrRE.FindStringSubmatch(out.String())[1]
+	httpAddr, _ := bootCommand(t, []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+		"--api-keys", keys, "--mcp-allowed-hosts", "raxol.example.com"}, env(nil))
 	initialize := func(host string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodPost, "http://"+httpAddr+"/mcp", strings.NewReader(

@@ -90,10 +90,12 @@ func startGCPacer(ctx context.Context, headroomMiB int, log *slog.Logger) (stop 
 	o := gcpace.Options{}
 	if headroomMiB > 0 {
 		o.Headroom = uint64(headroomMiB) << 20
+		log.Info("gc pacing", "interval", gcpace.DefaultInterval, "headroom_mib", headroomMiB)
 	} else {
-		o.Headroom = gcpace.DefaultHeadroom()
+		// 0: the pacer's default, which follows what is live.
+		log.Info("gc pacing", "interval", gcpace.DefaultInterval,
+			"headroom", fmt.Sprintf("%d× the live heap, %d to %d MiB", gcpace.LiveFactor, gcpace.MinDefaultHeadroom>>20, gcpace.MemoryBound()>>20))
 	}
-	log.Info("gc pacing", "interval", gcpace.DefaultInterval, "headroom_mib", o.Headroom>>20)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -108,7 +110,7 @@ type logConfig struct {
 	level  slog.Level
 	pprof  string // --pprof-addr
 	// gcHeadroomMiB is --gc-headroom-mib: the most heap, in MiB, the GC
-	// pacer may add (-1: gcpace.DefaultHeadroom, 0: no pacer).
+	// pacer may add (-1: gcpace.DefaultHeadroom, which follows the live heap; 0: no pacer).
 	gcHeadroomMiB int
 }
 
@@ -181,7 +183,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&lc.pprof, "pprof-addr", "", "serve Go's profiler (/debug/pprof/) on this address, which must be loopback (e.g. 127.0.0.1:6060); off by default")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.IntVar(&lc.gcHeadroomMiB, "gc-headroom-mib", -1, "while requests allocate fast, let the heap grow up to this many MiB beyond Go's own goal so that garbage collections stay about 2s apart (a third of the CPU under busy agents otherwise); 0: Go's own pacing (GOGC) only; default: an eighth of the memory available, at most 512")
+	fs.IntVar(&lc.gcHeadroomMiB, "gc-headroom-mib", -1, "while requests allocate fast, let the heap grow up to this many MiB beyond Go's own goal so that garbage collections stay about 2s apart (a third of the CPU under busy agents otherwise); 0: Go's own pacing (GOGC) only; default: 8 times the live heap, at least 512 and at most an eighth of the memory available")
 	fs.StringVar(&o.Headless.APIKeysFile, field("Options.Headless.APIKeysFile", "api-keys"), "", "file of operator-issued API keys (one a line, # comments) for the server-level MCP endpoint /mcp (raxol_start, raxol_stop, raxol_list); also RAXOL_API_KEYS_FILE; without it /mcp is not served")
 	fs.DurationVar(&o.Headless.IdleTimeout, field("Options.Headless.IdleTimeout", "headless-idle-timeout"), server.DefaultHeadlessIdleTimeout, "end a session started by raxol_start after this long with nobody attached and no change")
 	fs.IntVar(&o.Headless.MaxClients, field("Options.Headless.MaxClients", "headless-max-clients"), server.DefaultHeadlessMaxClients, "MCP clients attached to /mcp at once")

@@ -16,8 +16,17 @@ import (
 const (
 	DefaultInterval = 2 * time.Second
 	DefaultTick     = 250 * time.Millisecond
-	// MaxDefaultHeadroom caps DefaultHeadroom.
-	MaxDefaultHeadroom = 512 << 20
+	// MinDefaultHeadroom is the default headroom of a server whose live
+	// heap is small (under MinDefaultHeadroom / LiveFactor).
+	MinDefaultHeadroom = 512 << 20
+	// LiveFactor is how many times what the last collection found live
+	// the default headroom grows to, above MinDefaultHeadroom: a
+	// collection marks everything live, so a fixed headroom would make
+	// each allocated byte's share of the marking grow with the live heap
+	// (with the sessions a server holds). With the headroom a multiple
+	// of it, as GOGC's own goal is, that share stays what a 64 MiB live
+	// heap gets from the 512 MiB floor.
+	LiveFactor = 8
 )
 
 const (
@@ -40,7 +49,8 @@ type Options struct {
 	// for (DefaultInterval if zero).
 	Interval time.Duration
 	// Headroom is the most heap the pacer lets grow beyond the goal Go's
-	// own pacing sets; 0 is DefaultHeadroom().
+	// own pacing sets; 0 is DefaultHeadroom(roots) at each look, roots
+	// being what the last collection found live.
 	Headroom uint64
 	// Tick is how often the pacer reads the allocation rate (DefaultTick
 	// if zero).
@@ -58,13 +68,23 @@ type Options struct {
 	OnChange func(percent int)
 }
 
-// DefaultHeadroom is an eighth of the memory the process may use (its
-// cgroup's limit, else the machine's memory, and at most a quarter of a
-// GOMEMLIMIT), capped at MaxDefaultHeadroom.
-func DefaultHeadroom() uint64 {
-	h := uint64(MaxDefaultHeadroom)
+// DefaultHeadroom is LiveFactor times roots (what the last collection
+// found live: heap, stacks and globals), at least MinDefaultHeadroom, and
+// at most an eighth of the memory the process may use (its cgroup's limit,
+// else the machine's memory, and at most a quarter of a GOMEMLIMIT).
+func DefaultHeadroom(roots uint64) uint64 { return headroomWithin(roots, MemoryBound()) }
+
+func headroomWithin(roots, bound uint64) uint64 {
+	return min(max(MinDefaultHeadroom, LiveFactor*roots), bound)
+}
+
+// MemoryBound is the most headroom the default allows whatever is live:
+// an eighth of the memory the process may use (MinDefaultHeadroom if that
+// cannot be read), at most a quarter of a GOMEMLIMIT.
+func MemoryBound() uint64 {
+	h := uint64(MinDefaultHeadroom)
 	if m := memoryAvailable(); m > 0 {
-		h = min(h, m/8)
+		h = m / 8
 	}
 	if lim := debug.SetMemoryLimit(-1); lim > 0 && lim < math.MaxInt64 {
 		h = min(h, uint64(lim)/4)
@@ -128,8 +148,10 @@ func Run(ctx context.Context, o Options) {
 	if o.Tick <= 0 {
 		o.Tick = DefaultTick
 	}
+	headroom := func(uint64) uint64 { return o.Headroom }
 	if o.Headroom == 0 {
-		o.Headroom = DefaultHeadroom()
+		bound := MemoryBound() // once: it reads files
+		headroom = func(roots uint64) uint64 { return headroomWithin(roots, bound) }
 	}
 	if o.SettleAfter <= 0 {
 		o.SettleAfter = DefaultSettleAfter
@@ -196,7 +218,7 @@ func Run(ctx context.Context, o Options) {
 				rate = max(float64(allocs-lastAllocs)/dt, 0.8*rate)
 			}
 			lastAllocs, last = allocs, now
-			p := Percent(base, rate, o.Interval, roots, o.Headroom)
+			p := Percent(base, rate, o.Interval, roots, headroom(roots))
 			// Small moves are not worth a change (each moves the heap goal).
 			if p == base || p > cur+cur/10 || p < cur-cur/10 {
 				set(p)

@@ -173,14 +173,37 @@ func TestRunLeavesGCOffAlone(t *testing.T) {
 	}
 }
 
+// TestDefaultHeadroom: the default headroom is LiveFactor times what is
+// live, from MinDefaultHeadroom up to the memory's bound, so that a
+// collection's marking per byte allocated does not grow with the live
+// heap (the sessions a server holds) until the memory bounds it.
 func TestDefaultHeadroom(t *testing.T) {
-	h := DefaultHeadroom()
-	if h == 0 || h > MaxDefaultHeadroom {
-		t.Fatalf("DefaultHeadroom = %d", h)
-	}
-	old := debug.SetMemoryLimit(400 << 20)
+	old := debug.SetMemoryLimit(64 << 30)
 	defer debug.SetMemoryLimit(old)
-	if h := DefaultHeadroom(); h > 100<<20 {
+	bound := MemoryBound()
+	if bound < MinDefaultHeadroom {
+		t.Fatalf("MemoryBound = %d MiB on a machine with a 64 GiB GOMEMLIMIT", bound>>20)
+	}
+	for _, live := range []uint64{0, 16 << 20, 64 << 20, 100 << 20, 190 << 20, 1 << 30, 8 << 30} {
+		want := min(max(MinDefaultHeadroom, LiveFactor*live), bound)
+		if got := DefaultHeadroom(live); got != want {
+			t.Errorf("DefaultHeadroom(%d MiB) = %d MiB, want %d", live>>20, got>>20, want>>20)
+		}
+	}
+	// Where the memory allows it, two servers, one with three times what
+	// the other holds live, get goals as many times their live heaps
+	// apart when allocating fast: the same marking per byte allocated.
+	const rate = 4 << 30 // bytes a second: far beyond any headroom in 2 s
+	small, big := uint64(64<<20), uint64(192<<20)
+	if LiveFactor*big <= bound {
+		ps := Percent(100, rate, 2*time.Second, small, DefaultHeadroom(small))
+		pb := Percent(100, rate, 2*time.Second, big, DefaultHeadroom(big))
+		if ps != pb {
+			t.Errorf("GC percent %d at %d MiB live, %d at %d MiB: want the same", ps, small>>20, pb, big>>20)
+		}
+	}
+	debug.SetMemoryLimit(400 << 20)
+	if h := DefaultHeadroom(1 << 30); h > 100<<20 {
 		t.Fatalf("with GOMEMLIMIT 400 MiB, DefaultHeadroom = %d, want at most a quarter", h)
 	}
 }

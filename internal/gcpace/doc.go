@@ -24,8 +24,8 @@
 // The default headroom is a multiple of what is live (as GOGC's goal
 // is), from 512 MiB up to an eighth of the memory: a fixed one would let
 // each request's share of the marking grow with the sessions the server
-// holds (at 1,000 sessions a call cost ~30% more than at 100, a closed
-// loop of agents apart, with a 512 MiB cap).
+// holds (with a 512 MiB cap, the collector's part of a tool call in a
+// closed loop of agents was 2.4 times as much at 1,000 sessions as at 100).
 //
 // The setting is process-wide, so the command runs the pacer, not the
 // library (server.Server never touches it).

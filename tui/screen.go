@@ -56,7 +56,10 @@ type screen struct {
 	// whole draws each changed row in one render, as the renderer does on
 	// its own (a test compares against it; see screen_runs.go).
 	whole bool
-	text  [2][]byte // scratch for sameText
+	// rendererColors leaves converting colours to the renderer, as it
+	// does on its own (a test compares against it; see screen_colors.go).
+	rendererColors bool
+	text           [2][]byte // scratch for sameText
 }
 
 // minScrollRows is the fewest changed rows a frame can gain anything from
@@ -77,7 +80,7 @@ func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, h
 
 func (s *screen) newRenderer() *uv.TerminalRenderer {
 	r := uv.NewTerminalRenderer(&s.buf, s.env)
-	r.SetColorProfile(s.profile)
+	r.SetColorProfile(s.rendererProfile())
 	r.SetTabStops(-1)
 	// A line feed is a carriage return too: flush sends every LF the
 	// renderer moves down with as CR LF itself, so the renderer must not
@@ -142,7 +145,7 @@ func (s *screen) release() {
 func (s *screen) setProfile(p colorprofile.Profile) {
 	s.profile = p
 	if s.scr != nil {
-		s.scr.SetColorProfile(p)
+		s.scr.SetColorProfile(s.rendererProfile())
 	}
 	s.dirty = true
 }
@@ -302,6 +305,7 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 	if prev == "" || leaksPen(content) || leaksPen(prev) {
 		buf.Clear() // touches every line
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
+		s.convertRows(buf, content, 0, s.height)
 		return buf, composed{changed: s.height}
 	}
 	if borrowed {
@@ -311,6 +315,7 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 		// frame, such as a status bar's tick, changes one or two).
 		buf.Clear()
 		uv.NewStyledString(content).Draw(buf, buf.Bounds())
+		s.convertRows(buf, content, 0, s.height)
 		fr := s.survey(content, prev)
 		for y := range min(s.height, len(buf.Touched)) {
 			var cl, pl string
@@ -343,6 +348,7 @@ func (s *screen) compose(content, prev string) (*uv.ScreenBuffer, composed) {
 			// Draw clears the row first; both mark touched only the cells
 			// that change, so the renderer compares those alone.
 			uv.NewStyledString(cl).Draw(buf, row)
+			s.convertRows(buf, cl, y, y+1)
 		} else {
 			buf.ClearArea(row) // touches the line
 		}

@@ -37,8 +37,10 @@ import (
 // a comparison, and a render per step, in which the renderer scans the
 // row again): it saves bytes, not work. A frame of one or two changed
 // rows (a field's text, what an agent's call changes) is drawn whole; a
-// frame that restyles a box (the focus moving) saves more than half its
-// bytes for ~8% more CPU (BenchmarkFocusedBox).
+// frame that restyles a box (the focus moving) saves 61% of its bytes
+// (651 against 1,669 in TestFocusedBoxSendsOnlyItsBorder) for 36% more
+// CPU (BenchmarkFocusedBox: 289 against 212 µs; 8% more before the
+// screen converted colours itself, which made drawing whole cheaper).
 const minSplitRows = 3
 
 // splitGap is the fewest unchanged cells between two changed runs of a

@@ -65,6 +65,11 @@ type conn struct {
 	lensAtt    session.Attention
 	lensRecent []string
 	lensDone   bool
+	// lensPicks holds the selections made from those tools, tree, modal
+	// and recent actions, by attention (sync only): the human moving the
+	// focus back to a widget finds its selection without selecting again.
+	// Emptied when anything but the attention changes, and when full.
+	lensPicks  map[session.Attention]lensPick
 	want       map[string]bool         // sync's scratch: the widget tools to register
 	scans      atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
 	clients    sync.Map                // *mcp.ServerSession -> *client: attached clients
@@ -214,8 +219,9 @@ func (c *conn) sync() {
 	// The same for every sync of a snapshot (the human's focus moving,
 	// say): lens.Select reads it and never changes it.
 	tools := c.derivedLens
-	if c.lensDone && slices.Equal(c.lensTools, tools) && slices.Equal(c.lensTree, c.treeIDs) &&
-		slices.Equal(c.lensModal, c.modal) && c.lensAtt == att && slices.Equal(c.lensRecent, recent) {
+	same := c.lensDone && slices.Equal(c.lensTools, tools) && slices.Equal(c.lensTree, c.treeIDs) &&
+		slices.Equal(c.lensModal, c.modal) && slices.Equal(c.lensRecent, recent)
+	if same && c.lensAtt == att {
 		// Nothing the lens looks at changed (an agent typed into a
 		// field, say): the advertised tools follow from what they
 		// followed from last time.
@@ -225,18 +231,46 @@ func (c *conn) sync() {
 		c.res.update(snap)
 		return
 	}
-	selected := lens.Select(tools, lens.Input{
-		Mode:     c.b.opts.LensMode,
-		MaxTools: c.b.opts.MaxTools,
-		Tree:     c.treeIDs,
-		Focused:  att.Focus,
-		Hover:    att.Hover,
-		Recent:   recent,
-		Modal:    c.modal,
-	})
-	advertised := lens.Names(selected)
+	if !same || len(c.lensPicks) >= maxLensPicks {
+		clear(c.lensPicks)
+	}
+	pick, ok := c.lensPicks[att]
+	if !ok {
+		pick.selected = lens.Select(tools, lens.Input{
+			Mode:     c.b.opts.LensMode,
+			MaxTools: c.b.opts.MaxTools,
+			Tree:     c.treeIDs,
+			Focused:  att.Focus,
+			Hover:    att.Hover,
+			Recent:   recent,
+			Modal:    c.modal,
+		})
+		pick.advertised = lens.Names(pick.selected)
+	}
+	selected, advertised := pick.selected, pick.advertised
+	// What this selection was made from, once it is in place (a panic
+	// before leaves neither, and the next sync selects again).
+	done := func() {
+		c.lensTools, c.lensTree, c.lensModal = tools, c.treeIDs, c.modal
+		c.lensAtt, c.lensRecent, c.lensDone = att, recent, true
+		if c.lensPicks == nil {
+			c.lensPicks = map[session.Attention]lensPick{}
+		}
+		c.lensPicks[att] = pick
+		c.res.update(snap)
+	}
 
 	c.mu.Lock()
+	if slices.Equal(advertised, c.advertised) {
+		// The same tools as now, in the same order (the focus moved
+		// among widgets the lens keeps either way): nothing to register
+		// or remove; tools/list orders by the new selection.
+		c.selected, c.selectedFocus = selected, att.Focus
+		c.synced = snap.Version
+		c.mu.Unlock()
+		done()
+		return
+	}
 	want := c.want // sync only, so reused
 	if want == nil {
 		want = map[string]bool{}
@@ -286,10 +320,18 @@ func (c *conn) sync() {
 	c.mu.Lock()
 	c.synced = snap.Version
 	c.mu.Unlock()
-	c.lensTools, c.lensTree, c.lensModal = tools, c.treeIDs, c.modal
-	c.lensAtt, c.lensRecent, c.lensDone = att, recent, true
-	c.res.update(snap)
+	done()
 }
+
+// lensPick is one lens selection and the names it advertises.
+type lensPick struct {
+	selected   []lens.Tool
+	advertised []string
+}
+
+// maxLensPicks bounds conn.lensPicks: a human's attention moves among a
+// screen's widgets, and the hovered one changes it too.
+const maxLensPicks = 64
 
 // disconnectHTTP closes the clients that authenticated with a bearer token
 // over HTTP, after the human rotated it; the old token no longer opens

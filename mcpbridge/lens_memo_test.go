@@ -2,12 +2,14 @@ package mcpbridge_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -66,4 +68,35 @@ func TestToolsFollowAWidgetsToolsInAnUnchangedTree(t *testing.T) {
 		testkit.Eventually(t, 5*time.Second, func() bool { return has("app.go.click") == want },
 			"after toggle %d the button's tool is listed: %v, want %v", i+1, !want, want)
 	}
+}
+
+// TestFocusMovesBackSelectAgain: with room for the focused widget's tool
+// and one more, tools/list follows the focus away from a widget and back,
+// and a focus move back after an agent's action picks what the lens picks
+// now (the recently used widget next), not what it picked for that focus
+// before the action.
+func TestFocusMovesBackSelectAgain(t *testing.T) {
+	e := newEnv(t)
+	e.bridge.Close() // the env's own bridge: replaced by one with few tools
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", MaxTools: 5, ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9})
+	e.http.Close()
+	e.http = serveHTTP(t, e.bridge)
+	t.Cleanup(func() { e.bridge.Close(); e.http.Close() })
+	cs, _ := e.connect(false)
+	expect := func(focus string, want ...string) {
+		t.Helper()
+		e.session.SetAttention(session.Attention{Focus: focus})
+		want = append(slices.Clone(sessionToolNames), want...)
+		var got []string
+		testkit.Eventually(t, 5*time.Second, func() bool {
+			got = toolNames(listTools(t, cs))
+			return slices.Equal(got, want)
+		}, "focus on %s: tools/list %q, want %q", focus, &got, want)
+	}
+	expect("go", "app.go.click", "app.crash.click") // then its next neighbour
+	expect("crash", "app.crash.click", "app.open.click")
+	expect("go", "app.go.click", "app.crash.click")
+	call(t, cs, "app.agree.toggle", nil) // agree is now the most recent
+	expect("crash", "app.crash.click", "app.agree.toggle")
+	expect("go", "app.go.click", "app.agree.toggle")
 }

@@ -108,6 +108,21 @@ func (s *Session) SetScreen(text string, version uint64) {
 	}
 }
 
+// Show records what the owner's terminal shows now and the human's
+// attention, as SetScreen and SetAttention do, with one signal to the
+// watchers if either changed.
+func (s *Session) Show(text string, version uint64, a Attention) {
+	s.mu.Lock()
+	changed := !s.shared.hasScreen || s.shared.screen != text || s.shared.attention != a
+	s.shared.screen, s.shared.hasScreen = text, true
+	s.shared.screenVersion = max(s.shared.screenVersion, version)
+	s.shared.attention = a
+	s.mu.Unlock()
+	if changed {
+		s.signal()
+	}
+}
+
 // Screen returns what the owner's terminal shows now, the snapshot version
 // it shows, and whether a terminal has drawn anything.
 func (s *Session) Screen() (text string, version uint64, ok bool) {
@@ -141,6 +156,12 @@ func (s *Session) SendKeys(agent string, keys []string) error {
 // sender) whenever the attention, the recent actions, the screen or the
 // presence change, and a function that stops watching.
 func (s *Session) Watch() (<-chan struct{}, func()) { return s.watch(&s.shared.watchers, nil) }
+
+// WatchFunc is Watch, and notify (when not nil) is called after the
+// channel is signalled, as WatchPresenceFunc's is.
+func (s *Session) WatchFunc(notify func()) (<-chan struct{}, func()) {
+	return s.watch(&s.shared.watchers, notify)
+}
 
 // WatchPresence is like Watch, for what terminals show besides the model:
 // presence, recorded actions and agent control.

@@ -544,7 +544,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	default:
 		return m, nil
 	}
-	m.publishAttention()
+	// The attention goes out with the frame redraw draws, or at once if
+	// the frame waits.
 	m.arm()
 	m.changed = true
 	return m, tea.Batch(cmd, m.redraw(), m.tickCountdown(), m.tickArming(), m.tickAges())
@@ -554,8 +555,19 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // this is the primary terminal.
 func (m *Model) publishAttention() {
 	if m.opts.Primary {
-		m.sess.SetAttention(session.Attention{Focus: m.focus, Hover: m.hover})
+		m.sess.SetAttention(m.attention())
 	}
+}
+
+func (m *Model) attention() session.Attention {
+	return session.Attention{Focus: m.focus, Hover: m.hover}
+}
+
+// publish gives the session the primary terminal's frame and the human's
+// attention together: their watchers (the agents' bridge) wake once for a
+// key that moves the focus and redraws.
+func (m *Model) publish(frame string) {
+	m.sess.Show(frame, m.snap.Version, m.attention())
 }
 
 func (m *Model) agentKeys(msg AgentKeysMsg) error {
@@ -582,11 +594,12 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 func (m *Model) redraw() tea.Cmd {
 	if m.scr == nil {
 		if m.opts.Primary {
-			m.sess.SetScreen(m.Frame(), m.snap.Version)
+			m.publish(m.Frame())
 		}
 		return nil
 	}
 	if wait := FrameInterval - time.Since(m.lastDraw); wait > 0 {
+		m.publishAttention()
 		if m.pending {
 			return nil
 		}
@@ -596,7 +609,7 @@ func (m *Model) redraw() tea.Cmd {
 	m.lastDraw = time.Now()
 	frame := m.Frame()
 	if m.opts.Primary {
-		m.sess.SetScreen(frame, m.snap.Version)
+		m.publish(frame)
 	}
 	m.scr.setFocus(m.focusRect())
 	// A failed write means the client is gone; the session ends with it.

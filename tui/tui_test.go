@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -715,5 +716,59 @@ func TestHugeWindowSizesAreBounded(t *testing.T) {
 		if n := len(strings.Split(m.Frame(), "\n")); n > h {
 			t.Fatalf("%dx%d: %d lines", sz[0], sz[1], n)
 		}
+	}
+}
+
+// TestAFocusMoveWakesWatchersOnce: a key that moves the primary
+// terminal's focus and redraws gives the session's watchers (the agents'
+// bridge) the new attention and the new screen with one signal, whether
+// the frame is drawn at once or at the end of the frame interval; the
+// attention never waits for a deferred frame.
+func TestAFocusMoveWakesWatchersOnce(t *testing.T) {
+	for _, withScreen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no terminal", true: "terminal"}[withScreen], func(t *testing.T) {
+			s := newSession(t)
+			o := Options{Terminal: "u", Primary: true, IdleRelease: -1}
+			if withScreen {
+				o.Output = &emuWriter{em: vt.NewEmulator(80, 24)}
+			}
+			m := New(s, o)
+			t.Cleanup(m.Close)
+			m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+			var wakes atomic.Int32
+			_, stop := s.WatchFunc(func() { wakes.Add(1) })
+			defer stop()
+			for i, k := range []string{"tab", "tab", "shift+tab"} {
+				if withScreen {
+					// Drawn at once: nothing was drawn in the last interval.
+					time.Sleep(2 * FrameInterval)
+				}
+				before := wakes.Load()
+				m.Update(key(k))
+				if got := wakes.Load() - before; got != 1 {
+					t.Fatalf("key %d (%s): the watchers were woken %d times, want once", i, k, got)
+				}
+				if s.Attention().Focus != m.Focus() {
+					t.Fatalf("key %d: the session's focus %q, the terminal's %q", i, s.Attention().Focus, m.Focus())
+				}
+				if scr, _, _ := s.Screen(); scr != m.Frame() {
+					t.Fatalf("key %d: the session's screen is not the terminal's frame", i)
+				}
+			}
+			if !withScreen {
+				return
+			}
+			// A key right after a frame: the frame waits for the interval's
+			// end, the attention does not.
+			m.Update(key("tab"))
+			before := wakes.Load()
+			m.Update(key("tab"))
+			if got := wakes.Load() - before; got != 1 {
+				t.Fatalf("a key whose frame waits woke the watchers %d times, want once", got)
+			}
+			if s.Attention().Focus != m.Focus() {
+				t.Fatalf("with the frame waiting, the session's focus %q, the terminal's %q", s.Attention().Focus, m.Focus())
+			}
+		})
 	}
 }

@@ -359,7 +359,7 @@ func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, id
 			case <-c.out:
 				lat = append(lat, time.Since(t0))
 			case <-time.After(5 * time.Second):
-				return lat, errors.New("no redraw within 5s after a key")
+				return lat, fmt.Errorf("no redraw within 5s after key %d (%q); the screen:\n%s", n, key, c.screen())
 			}
 		}
 		return lat, nil

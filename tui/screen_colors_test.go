@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/charmbracelet/colorprofile"
@@ -35,17 +34,10 @@ func TestOwnColorsShowWhatTheRendererWould(t *testing.T) {
 		w, h := rapid.IntRange(8, 40).Draw(rt, "w"), rapid.IntRange(2, 6).Draw(rt, "h")
 		profiles := []colorprofile.Profile{colorprofile.ANSI256, colorprofile.ANSI}
 		p := rapid.SampledFrom(profiles).Draw(rt, "profile")
-		own, eo := newProfileScreen(w, h, p)
-		ref, er := newProfileScreen(w, h, p)
-		ref.rendererColors = true
-		ref.setProfile(p) // tells its renderer
+		own, eo := newProfileScreen(rt, w, h, p, false)
+		ref, er := newProfileScreen(rt, w, h, p, true)
 		if !own.ownColors() || ref.ownColors() {
 			rt.Fatalf("own %v, reference %v", own.ownColors(), ref.ownColors())
-		}
-		for _, s := range []*screen{own, ref} {
-			if err := s.start(""); err != nil {
-				rt.Fatal(err)
-			}
 		}
 		seg := rapid.IntRange(0, len(colorSegments)-1)
 		rows := make([][]int, h)
@@ -67,23 +59,10 @@ func TestOwnColorsShowWhatTheRendererWould(t *testing.T) {
 			case 1:
 				p = rapid.SampledFrom(profiles).Draw(rt, "new profile")
 				own.setProfile(p)
-				ref, er = newProfileScreen(w, h, p)
-				ref.rendererColors = true
-				ref.setProfile(p)
-				if err := ref.start(""); err != nil {
-					rt.Fatal(err)
-				}
+				ref, er = newProfileScreen(rt, w, h, p, true)
 				changed = true
 			}
-			out := make([]string, h)
-			for y, r := range rows {
-				var b strings.Builder
-				for _, i := range r {
-					b.WriteString(colorSegments[i])
-				}
-				out[y] = b.String()
-			}
-			f := strings.Join(out, "\n")
+			f := rowsFrame(rows, colorSegments)
 			if err := own.draw(f); err != nil {
 				rt.Fatal(err)
 			}
@@ -91,17 +70,25 @@ func TestOwnColorsShowWhatTheRendererWould(t *testing.T) {
 				rt.Fatal(err)
 			}
 			if changed {
-				sameScreen(rt, step, f, eo.em, er.em, "a screen started at the new profile")
+				sameScreen(rt, step, f, eo.em, er.em, "converted on parsing", "a screen started at the new profile", false)
 				continue
 			}
-			sameScreen(rt, step, f, eo.em, er.em, "drawn whole")
+			sameScreen(rt, step, f, eo.em, er.em, "converted on parsing", "converted by the renderer", true)
 		}
 	})
 }
 
-func newProfileScreen(w, h int, p colorprofile.Profile) (*screen, *emuWriter) {
+// newProfileScreen is a started screen of profile p on an emulator; with
+// rendererColors, its renderer converts colours as it does on its own.
+func newProfileScreen(rt *rapid.T, w, h int, p colorprofile.Profile, rendererColors bool) (*screen, *emuWriter) {
 	ew := &emuWriter{em: vt.NewEmulator(w, h)}
-	return newScreen(ew, []string{"TERM=xterm-256color"}, p, w, h), ew
+	s := newScreen(ew, []string{"TERM=xterm-256color"}, p, w, h)
+	s.rendererColors = rendererColors
+	s.setProfile(p) // tells its renderer
+	if err := s.start(""); err != nil {
+		rt.Fatal(err)
+	}
+	return s, ew
 }
 
 // TestForeignColors: a row is converted when its text may name a colour

@@ -51,17 +51,6 @@ func TestSplitRowsShowTheFrame(t *testing.T) {
 		for y := range rows {
 			rows[y] = rapid.SliceOfN(seg, 0, 8).Draw(rt, "row")
 		}
-		frame := func() string {
-			out := make([]string, h)
-			for y, r := range rows {
-				var b strings.Builder
-				for _, i := range r {
-					b.WriteString(segments[i])
-				}
-				out[y] = b.String()
-			}
-			return strings.Join(out, "\n")
-		}
 		for step := range rapid.IntRange(1, 8).Draw(rt, "frames") {
 			if rapid.Bool().Draw(rt, "restyle") {
 				// Restyle segments on every row: the same text, other
@@ -89,7 +78,7 @@ func TestSplitRowsShowTheFrame(t *testing.T) {
 				split.release()
 				whole.release()
 			}
-			f := frame()
+			f := rowsFrame(rows, segments)
 			if err := split.draw(f); err != nil {
 				rt.Fatal(err)
 			}
@@ -103,30 +92,43 @@ func TestSplitRowsShowTheFrame(t *testing.T) {
 			if err := fresh.draw(f); err != nil {
 				rt.Fatal(err)
 			}
-			sameScreen(rt, step, f, es.em, ew.em, "drawn whole")
-			sameScreen(rt, step, f, es.em, ef.em, "a fresh screen")
+			sameScreen(rt, step, f, es.em, ew.em, "drawn in runs", "drawn whole", true)
+			sameScreen(rt, step, f, es.em, ef.em, "drawn in runs", "a fresh screen", false)
 		}
 	})
 }
 
-// sameScreen compares two terminals cell by cell. Against a fresh screen
-// what a blank cell's pen cannot show is not compared (its foreground
-// colour, bold, faint, italic, blink: only its background, underline,
-// reverse and strikethrough show): the renderer clears with whatever pen
-// it holds, and its own diff leaves it either way. Drawn in runs and
-// drawn whole are compared in full.
-func sameScreen(rt *rapid.T, step int, frame string, got, want *vt.Emulator, what string) {
+// rowsFrame is a frame whose rows are made of the segments segs[i] for
+// each i of the row.
+func rowsFrame(rows [][]int, segs []string) string {
+	out := make([]string, len(rows))
+	for y, r := range rows {
+		var b strings.Builder
+		for _, i := range r {
+			b.WriteString(segs[i])
+		}
+		out[y] = b.String()
+	}
+	return strings.Join(out, "\n")
+}
+
+// sameScreen compares two terminals cell by cell. Unless full, what a
+// blank cell's pen cannot show is not compared (its foreground colour,
+// bold, faint, italic, blink: only its background, underline, reverse and
+// strikethrough show): a fresh screen's renderer clears with whatever pen
+// it holds, and its own diff leaves it either way.
+func sameScreen(rt *rapid.T, step int, frame string, got, want *vt.Emulator, gotName, wantName string, full bool) {
 	for y := range got.Height() {
 		for x := range got.Width() {
 			a, b := got.CellAt(x, y), want.CellAt(x, y)
 			if (a == nil) != (b == nil) {
-				rt.Fatalf("frame %d, cell %d,%d: drawn in runs %#v, %s %#v\n%q", step, x, y, a, what, b, frame)
+				rt.Fatalf("frame %d, cell %d,%d: %s %#v, %s %#v\n%q", step, x, y, gotName, a, wantName, b, frame)
 			}
 			if a == nil {
 				continue
 			}
 			sa, sb := a.Style, b.Style
-			if what != "drawn whole" && a.Content == " " && b.Content == " " {
+			if !full && a.Content == " " && b.Content == " " {
 				const shows = uv.AttrReverse | uv.AttrStrikethrough
 				sa.Attrs &= shows
 				sb.Attrs &= shows
@@ -135,7 +137,7 @@ func sameScreen(rt *rapid.T, step int, frame string, got, want *vt.Emulator, wha
 				}
 			}
 			if a.Content != b.Content || a.Width != b.Width || !sa.Equal(&sb) || !a.Link.Equal(&b.Link) {
-				rt.Fatalf("frame %d, cell %d,%d: drawn in runs %#v, %s %#v\n%q", step, x, y, a, what, b, frame)
+				rt.Fatalf("frame %d, cell %d,%d: %s %#v, %s %#v\n%q", step, x, y, gotName, a, wantName, b, frame)
 			}
 		}
 	}

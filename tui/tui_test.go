@@ -760,9 +760,12 @@ func TestAFocusMoveWakesWatchersOnce(t *testing.T) {
 			}
 			// A key right after a frame: the frame waits for the interval's
 			// end, the attention does not.
-			m.Update(key("tab"))
+			m.lastDraw = time.Now()
 			before := wakes.Load()
 			m.Update(key("tab"))
+			if !m.pending {
+				t.Fatal("a key right after a frame was drawn at once")
+			}
 			if got := wakes.Load() - before; got != 1 {
 				t.Fatalf("a key whose frame waits woke the watchers %d times, want once", got)
 			}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,14 +51,24 @@ type headless struct {
 	// failures is the per-address budget of wrong API keys, its own: a
 	// wrong key never spends the SSH failed-login budget.
 	failures *failureBudget
+	// clients is the cap of /mcp clients (Options.Headless.MaxClients), one
+	// key: a request that may open a client takes a place before the SDK
+	// sees it, and the client it opened keeps that place until it ends
+	// (see limitClients).
+	clients *slots[struct{}]
 
 	closed atomic.Bool
+	// watchMu orders close against keepPlace: no watcher is added once
+	// close has begun waiting for them.
+	watchMu  sync.Mutex
+	watchers sync.WaitGroup // one per client holding a place: gives it back when the client ends
 }
 
 func (s *Server) newHeadless() (*headless, error) {
 	h := &headless{
 		s:        s,
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
+		clients:  newSlots[struct{}](s.opts.Headless.MaxClients),
 	}
 	if s.opts.Headless.APIKeysFile == "" {
 		return h, nil
@@ -227,21 +238,79 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.handler.ServeHTTP(w, r)
 }
 
-// limitClients refuses a new client (a POST without a session id, which
-// starts one) beyond the cap; it runs after the API key is checked.
+// limitClients holds /mcp to Options.Headless.MaxClients clients at any
+// instant; it runs after the API key is checked. A POST without a session
+// id is the only request that opens a client, so it takes a place before
+// the SDK serves it: concurrent ones are counted one by one under the
+// cap, never all compared with the same count. The place stays with the
+// client the request opened, until that client ends (keepPlace), and is
+// given back as the request ends when it opened none (a failed
+// initialize, whose session the SDK closes at once; any other error; a
+// panic).
 func (h *headless) limitClients(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && h.clientCount() >= h.s.opts.Headless.MaxClients {
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		release, ok := h.clients.tryTake(struct{}{})
+		if !ok {
 			h.s.metrics.MCPRejected("too_many_clients")
 			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.s.opts.Headless.MaxClients), http.StatusTooManyRequests)
 			return
 		}
+		kept := false
+		defer func() {
+			if !kept {
+				release()
+			}
+		}()
 		next.ServeHTTP(w, r)
+		kept = h.keepPlace(w.Header().Get("Mcp-Session-Id"), release)
 	})
 }
 
-// clientCount is the number of MCP clients attached to /mcp.
-func (h *headless) clientCount() int { return mcpbridge.InitializedSessions(h.server) }
+// keepPlace hands the place an opening request took to the client session
+// it opened (id, from the answer's Mcp-Session-Id), which gives it back
+// when it ends. It reports false when there is no such live session (the
+// request opened none, or it ended already), or /mcp is closing (the
+// session is closed then: close may have looked for sessions before this
+// one was there).
+func (h *headless) keepPlace(id string, release func()) bool {
+	if id == "" {
+		return false
+	}
+	var ss *mcp.ServerSession
+	for c := range h.server.Sessions() {
+		if c.ID() == id {
+			ss = c
+			break
+		}
+	}
+	if ss == nil {
+		return false
+	}
+	h.watchMu.Lock()
+	if h.isClosed() {
+		h.watchMu.Unlock()
+		_ = ss.Close()
+		return false
+	}
+	h.watchers.Add(1)
+	h.watchMu.Unlock()
+	// Owned by the client session: it ends when the session does (DELETE,
+	// its idle timeout, a failed keepalive, close).
+	go func() {
+		defer h.watchers.Done()
+		_ = ss.Wait()
+		release()
+	}()
+	return true
+}
+
+// clientCount is the number of /mcp clients holding a place now: the
+// clients attached, and requests that may open one in flight.
+func (h *headless) clientCount() int { return h.clients.held(struct{}{}) }
 
 func (h *headless) posture() string {
 	if h.handler == nil {
@@ -255,12 +324,15 @@ func (h *headless) isClosed() bool { return h.closed.Load() }
 // close disconnects /mcp clients; the sessions themselves end with every
 // other one at shutdown (the lifecycle stops their reapers).
 func (h *headless) close() {
+	h.watchMu.Lock()
 	h.closed.Store(true)
+	h.watchMu.Unlock()
 	if h.server != nil {
 		for ss := range h.server.Sessions() {
 			_ = ss.Close()
 		}
 	}
+	h.watchers.Wait()
 }
 
 // ---- tools ----

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+)
+
+// peak samples f until stop is closed and returns the largest value it
+// saw; done is closed once it has stopped sampling.
+func peak(f func() int, stop <-chan struct{}) (max *atomic.Int64, done <-chan struct{}) {
+	max = new(atomic.Int64)
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		for {
+			if v := int64(f()); v > max.Load() {
+				max.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	return max, d
+}
+
+// TestCapsHeadlessClientsUnderConcurrentInitialize: 50 go-sdk clients
+// released at once by a barrier all initialize on /mcp, whose cap is 4:
+// at no instant are more than 4 attached (the SDK's own count of
+// initialized client sessions, sampled while they race), exactly the
+// ones that were not refused with 429 are attached, and once they all
+// close every place is given back: a new client attaches.
+func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
+	const limit, racers = 4, 50
+	srv := startHeadlessServer(t, Options{Headless: HeadlessOptions{MaxClients: limit}})
+	url := "http://" + srv.HTTPAddr() + "/mcp"
+
+	stop := make(chan struct{})
+	attached, sampled := peak(func() int { return mcpbridge.InitializedSessions(srv.headless.server) }, stop)
+	held, heldDone := peak(srv.headless.clientCount, stop)
+
+	barrier := make(chan struct{})
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		sessions []*mcp.ClientSession
+		refused  int
+		others   []error
+	)
+	for range racers {
+		wg.Go(func() {
+			c := mcp.NewClient(&mcp.Implementation{Name: "racer", Version: "1"}, nil)
+			// Each racer has its own connections: the address's HTTP cap
+			// (256) is far away, and nothing is serialized on a pool.
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			<-barrier
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: testkit.Bearer(tr, keyA)}}, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				sessions = append(sessions, cs)
+			case strings.Contains(err.Error(), "Too Many Requests"):
+				refused++
+			default:
+				others = append(others, err)
+			}
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	close(stop)
+	<-sampled
+	<-heldDone
+	t.Cleanup(func() {
+		for _, cs := range sessions {
+			_ = cs.Close()
+		}
+	})
+
+	if len(others) > 0 {
+		t.Fatalf("%d clients failed otherwise than refused, first: %v", len(others), others[0])
+	}
+	if got := attached.Load(); got > limit {
+		t.Errorf("%d clients attached at one instant, cap %d", got, limit)
+	}
+	if got := held.Load(); got > limit {
+		t.Errorf("%d places held at one instant, cap %d", got, limit)
+	}
+	if len(sessions) > limit || len(sessions)+refused != racers {
+		t.Errorf("%d attached and %d refused of %d, cap %d", len(sessions), refused, racers, limit)
+	}
+	if len(sessions) == 0 {
+		t.Error("no client attached at all")
+	}
+	if n := mcpbridge.InitializedSessions(srv.headless.server); n != len(sessions) {
+		t.Errorf("the SDK holds %d client sessions, %d clients were let in", n, len(sessions))
+	}
+	// The attached ones work.
+	for _, cs := range sessions {
+		mustCall(t, cs, ToolList, nil)
+	}
+
+	for _, cs := range sessions {
+		_ = cs.Close()
+	}
+	testkit.Eventually(t, waitShortInternal, func() bool {
+		return srv.headless.clientCount() == 0 && mcpbridge.InitializedSessions(srv.headless.server) == 0
+	}, "every place given back: %d held, %d SDK sessions", srv.headless.clientCount(), mcpbridge.InitializedSessions(srv.headless.server))
+	for range limit {
+		control(t, srv, keyB)
+	}
+	if n := srv.headless.clientCount(); n != limit {
+		t.Fatalf("%d places held by %d new clients", n, limit)
+	}
+}
+
+// waitShortInternal is how long the internal tests wait for a condition
+// (generous: -race on two cores).
+const waitShortInternal = 10 * time.Second

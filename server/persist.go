@@ -21,10 +21,15 @@ const storeTimeout = 5 * time.Second
 
 // persister saves the sessions that can come back (SSH-owned ones with a
 // key and a resume grace, and those raxol_start started) to the snapshot
-// store: at most once per Every per session, at once when the server
-// drains, and deletes them when they end. It is the one writer of the
-// store. Its goroutine (run) is started by start and stopped by
-// beginDrain or close.
+// store. What the record holds about who may act in a session is saved
+// before it is acknowledged: a session is written when it starts (save,
+// before its owner or raxol_start's caller is given its token), again
+// when its token is rotated (the session's saver, before the new token
+// is shown), and its record is deleted when it ends (ended, before the
+// end is reported). Everything else (the model, the activity log) is
+// saved at most once per Every per session, and at once when the server
+// drains. It is the one writer of the store. Its goroutine (run) is
+// started by start and stopped by beginDrain or close.
 type persister struct {
 	s     *Server
 	codec *SnapshotCodec
@@ -34,6 +39,13 @@ type persister struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// writing is held around every write or delete of a record, from the
+	// check that what is written is still current to the store's answer:
+	// a record encoded before a rotation (or a session's end) can never
+	// land after the rotation's own save (or the end's delete). Lock
+	// order: writing, then mu.
+	writing sync.Mutex
 
 	mu       sync.Mutex // protects the following
 	tracked  map[string]*tracked
@@ -145,6 +157,17 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 	}
 	delete(p.deletes, se.ID)
 	p.tracked[se.ID] = &tracked{se: se, sshOwned: sshOwned, startedBy: startedBy}
+	se.SetSaver(func() error { return p.save(se) })
+}
+
+// saveStarted saves a session that just started, if it is tracked, before
+// anyone is given its token: a crash at any moment after cannot lose it.
+// A session that cannot be saved runs on unsaved (logged by save).
+func (p *persister) saveStarted(se *session.Session) {
+	if p == nil {
+		return
+	}
+	_ = p.save(se)
 }
 
 // restored tracks se, restored from a record that is in the store and up
@@ -156,41 +179,122 @@ func (p *persister) restored(se *session.Session, r *savedSession) {
 		se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy, stored: true,
 		version: se.Dispatcher.Snapshot().Version, activity: se.ActivitySeq(), token: se.TokenHash(),
 	}
+	se.SetSaver(func() error { return p.save(se) })
 }
 
-// ended forgets a session that ended: its record goes with the next
-// flush, unless the server is draining (the session ends because the
-// server stops, and comes back when it starts again).
+// ended forgets a session that ended and deletes its record before it
+// returns (the manager's OnEnd runs before the end is reported): a crash
+// cannot bring back a session its owner quit or raxol_stop stopped, nor
+// its token. A delete the store refuses is retried by the next flush.
+// While the server drains, ended sessions keep their records (they end
+// because the server stops, and come back when it starts again).
 func (p *persister) ended(se *session.Session) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	t, ok := p.tracked[se.ID]
 	if !ok || t.se != se || p.draining {
+		p.mu.Unlock()
 		return
 	}
 	delete(p.tracked, se.ID)
-	if t.stored {
-		p.deletes[se.ID] = struct{}{}
+	p.mu.Unlock()
+	se.SetSaver(nil)
+
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	p.mu.Lock()
+	stored := t.stored // a flush may have written it since
+	p.mu.Unlock()
+	if stored {
+		p.deleteNow(context.Background(), se.ID)
 	}
 }
 
+// deleteNow deletes the record of session id, unless it came back (a
+// restore under the same id); one the store refuses is retried by the
+// next flush. p.writing is held.
+func (p *persister) deleteNow(ctx context.Context, id string) {
+	p.mu.Lock()
+	_, back := p.tracked[id]
+	p.mu.Unlock()
+	if back {
+		return
+	}
+	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	err := p.store.Delete(octx, id)
+	cancel()
+	if err != nil {
+		p.s.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
+		p.mu.Lock()
+		p.deletes[id] = struct{}{}
+		p.mu.Unlock()
+	}
+}
+
+// save writes se's record now and returns once the store has it (a bbolt
+// commit is fsynced; a JetStream KV put is acknowledged by the server):
+// the session's saver, and the first save of a session. A session that is
+// not tracked (it ended, or cannot come back) has nothing to save. When
+// the record cannot be written the old one is deleted if it can be, so
+// that it cannot bring back a token the human revoked; the session runs
+// unsaved until a flush succeeds.
+func (p *persister) save(se *session.Session) error {
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	p.mu.Lock()
+	t, ok := p.tracked[se.ID]
+	p.mu.Unlock()
+	if !ok || t.se != se {
+		return nil
+	}
+	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
+	data, tok, err := p.record(t)
+	if err == nil {
+		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		err = p.store.Put(octx, se.ID, data)
+		cancel()
+		if err != nil {
+			p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+			p.s.log.Warn("session snapshot: the store refused it; its old record is deleted", "session", se.ID, "err", err)
+			err = fmt.Errorf("session snapshot %s: %w", se.ID, err)
+		}
+	}
+	if err != nil {
+		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		derr := p.store.Delete(octx, se.ID)
+		cancel()
+		p.mu.Lock()
+		if derr == nil {
+			t.stored = false
+		}
+		p.mu.Unlock()
+		return err
+	}
+	p.s.metrics.SnapshotsSaved.Inc()
+	p.s.metrics.SnapshotBytes.Add(float64(len(data)))
+	p.mu.Lock()
+	t.stored, t.version, t.activity, t.token = true, v, a, tok
+	p.mu.Unlock()
+	return nil
+}
+
 // flush saves every tracked session that changed since it was last
-// saved, and deletes the records of ended ones.
+// saved, and deletes the records of ended ones whose delete failed.
 func (p *persister) flush(ctx context.Context) {
 	type job struct {
 		t                 *tracked
 		version, activity uint64
-		token             [32]byte
+		token             [32]byte // the token hash its record holds
+		data              []byte
 	}
 	p.mu.Lock()
 	var jobs []job
 	for _, t := range p.tracked {
 		v, a, tok := t.se.Dispatcher.Snapshot().Version, t.se.ActivitySeq(), t.se.TokenHash()
 		if !t.stored || v != t.version || a != t.activity || tok != t.token {
-			jobs = append(jobs, job{t, v, a, tok})
+			jobs = append(jobs, job{t: t, version: v, activity: a})
 		}
 	}
 	dels := make([]string, 0, len(p.deletes))
@@ -200,53 +304,50 @@ func (p *persister) flush(ctx context.Context) {
 	clear(p.deletes)
 	p.mu.Unlock()
 
-	recs := make([]store.Record, 0, len(jobs))
 	encoded := jobs[:0]
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		data, err := p.record(j.t)
+		data, tok, err := p.record(j.t)
 		if err != nil {
 			continue
 		}
-		recs = append(recs, store.Record{ID: j.t.se.ID, Data: data})
+		j.data, j.token = data, tok
 		encoded = append(encoded, j)
 	}
-	for i := 0; i < len(recs); i += saveBatch {
-		end := min(i+saveBatch, len(recs))
-		ok := p.write(ctx, recs[i:end])
+	for i := 0; i < len(encoded); i += saveBatch {
+		batch := encoded[i:min(i+saveBatch, len(encoded))]
+		p.writing.Lock()
+		// Written only if still current: a session that ended since has
+		// had its record deleted, and one whose token was rotated since
+		// has been saved with the new one (both under p.writing).
 		p.mu.Lock()
-		for k, j := range encoded[i:end] {
-			if !ok[k] {
-				continue
-			}
-			j.t.stored, j.t.version, j.t.activity, j.t.token = true, j.version, j.activity, j.token
-			if cur, live := p.tracked[j.t.se.ID]; !live || cur != j.t {
-				// It ended while being saved.
-				if !p.draining {
-					p.deletes[j.t.se.ID] = struct{}{}
-				}
+		cur := batch[:0]
+		for _, j := range batch {
+			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && j.t.se.TokenHash() == j.token {
+				cur = append(cur, j)
 			}
 		}
 		p.mu.Unlock()
+		recs := make([]store.Record, len(cur))
+		for k, j := range cur {
+			recs[k] = store.Record{ID: j.t.se.ID, Data: j.data}
+		}
+		ok := p.write(ctx, recs)
+		p.mu.Lock()
+		for k, j := range cur {
+			if ok[k] {
+				j.t.stored, j.t.version, j.t.activity, j.t.token = true, j.version, j.activity, j.token
+			}
+		}
+		p.mu.Unlock()
+		p.writing.Unlock()
 	}
 	for _, id := range dels {
-		p.mu.Lock()
-		_, back := p.tracked[id]
-		p.mu.Unlock()
-		if back {
-			continue
-		}
-		octx, cancel := context.WithTimeout(ctx, storeTimeout)
-		err := p.store.Delete(octx, id)
-		cancel()
-		if err != nil {
-			p.s.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
-			p.mu.Lock()
-			p.deletes[id] = struct{}{}
-			p.mu.Unlock()
-		}
+		p.writing.Lock()
+		p.deleteNow(ctx, id)
+		p.writing.Unlock()
 	}
 }
 
@@ -257,6 +358,9 @@ const saveBatch = 256
 // a second's changes of many sessions), and reports which were saved.
 func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	ok := make([]bool, len(recs))
+	if len(recs) == 0 {
+		return ok
+	}
 	done := func(i int) {
 		ok[i] = true
 		p.s.metrics.SnapshotsSaved.Inc()
@@ -286,10 +390,11 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	return ok
 }
 
-// record encodes one session's record, or says why not (logged and
-// counted here). The version flush read before the encode is what it
-// remembers: a change during the encode is saved next time.
-func (p *persister) record(t *tracked) ([]byte, error) {
+// record encodes one session's record and returns it with the token hash
+// it holds, or says why not (logged and counted here). The version flush
+// read before the encode is what it remembers: a change during the encode
+// is saved next time.
+func (p *persister) record(t *tracked) ([]byte, [32]byte, error) {
 	se := t.se
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
@@ -302,7 +407,7 @@ func (p *persister) record(t *tracked) ([]byte, error) {
 		if p.firstFailure(t) {
 			p.s.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
 		}
-		return nil, err
+		return nil, [32]byte{}, err
 	}
 	sv := se.Save()
 	p.mu.Lock()
@@ -317,19 +422,19 @@ func (p *persister) record(t *tracked) ([]byte, error) {
 	data, err := json.Marshal(&rec)
 	if err != nil {
 		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
-		return nil, fmt.Errorf("session snapshot %s: %w", se.ID, err)
+		return nil, [32]byte{}, fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	if len(data) > p.max {
 		p.s.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
 		if p.firstFailure(t) {
 			p.s.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
 		}
-		return nil, store.ErrTooLarge
+		return nil, [32]byte{}, store.ErrTooLarge
 	}
 	p.mu.Lock()
 	t.failing = false
 	p.mu.Unlock()
-	return data, nil
+	return data, sv.TokenHash, nil
 }
 
 // firstFailure marks t as failing to save and reports whether it was not

@@ -41,6 +41,9 @@ type shared struct {
 	approvals     ApprovalSink
 	joins         JoinSink
 
+	saver    func() error // makes the session's record durable (SetSaver)
+	rotating sync.Mutex   // held by RotateToken: one rotation at a time
+
 	pending     []Pending // prompts waiting for the human, oldest first
 	activity    []Action
 	activitySeq uint64
@@ -229,17 +232,59 @@ func notifyLocked(set map[int]watcher) {
 	}
 }
 
+// ErrNotSaved wraps the error of a change that is in force but that the
+// session's saver could not make durable (see [Session.SetSaver]): after a
+// crash the session may come back without it, or not at all.
+var ErrNotSaved = errors.New("session: the change is in force but was not saved")
+
+// SetSaver installs save, which writes the session's record where it
+// survives a crash of the process (the server's snapshot store) and
+// returns once it is there; nil removes it. A change to what the record
+// holds about who may act in the session (the token) is saved with it
+// before it is reported done: RotateToken returns only after save.
+// save is called without the session's locks held.
+func (s *Session) SetSaver(save func() error) {
+	s.mu.Lock()
+	s.shared.saver = save
+	s.mu.Unlock()
+}
+
+// saveNow runs the saver, if any; the error wraps ErrNotSaved.
+func (s *Session) saveNow() error {
+	s.mu.Lock()
+	save := s.shared.saver
+	s.mu.Unlock()
+	if save == nil {
+		return nil
+	}
+	if err := save(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	return nil
+}
+
 // RotateToken replaces the session's bearer token and returns the new one.
 // The old token stops working at once; watchers are signalled so that the
-// MCP side can disconnect clients that used it.
+// MCP side can disconnect clients that used it. With a saver installed
+// (SetSaver) the new token is saved before RotateToken returns, so that a
+// crash after the human was shown it cannot bring the old one back; until
+// then Token reports "" (the new token is shown to nobody before it is
+// durable). When saving fails the new token is in force all the same and
+// returned with an error wrapping ErrNotSaved. Rotations run one at a
+// time.
 func (s *Session) RotateToken() (string, error) {
 	tok, err := randomString(32)
 	if err != nil {
 		return "", fmt.Errorf("session token: %w", err)
 	}
-	s.token.Store(newToken(tok))
+	s.shared.rotating.Lock()
+	defer s.shared.rotating.Unlock()
+	nt := newToken(tok)
+	s.token.Store(&token{hash: nt.hash}) // in force, not shown yet
 	s.signal()
-	return tok, nil
+	err = s.saveNow()
+	s.token.Store(nt)
+	return tok, err
 }
 
 // ApprovalRequest asks the human whether an agent may run a tool.

@@ -657,10 +657,14 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 	case "ctrl+r":
 		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
 			// A new token: the old one stops working and the agents that
-			// used it are disconnected.
-			if _, err := m.sess.RotateToken(); err != nil {
+			// used it are disconnected. RotateToken returns once the new
+			// token is saved, so the human reads it only then.
+			switch _, err := m.sess.RotateToken(); {
+			case errors.Is(err, session.ErrNotSaved):
+				m.notice = "new token: agents using the old one were disconnected; saving failed, so this session may not survive a restart"
+			case err != nil:
 				m.notice = "could not rotate the token"
-			} else {
+			default:
 				m.notice = "new token: agents using the old one were disconnected"
 			}
 			return nil

@@ -366,6 +366,12 @@ func (m *Manager) Start(app string, owner Owner, model ui.Model, maxPerOwner int
 // StartFunc is [Manager.Start] with the model made by newModel, given the
 // new session's id, once the owner's slot is reserved. An error of
 // newModel is returned as it is, and no session starts.
+//
+// The owner's slot is checked and taken under one lock before any work,
+// so concurrent starts of one owner are counted one by one against
+// maxPerOwner. The session, once registered, gives it back when it ends
+// (EndCause); every other way out gives it back at once: an error, Close
+// meanwhile, a panic of newModel or of the app's Init.
 func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (ui.Model, error), maxPerOwner int) (s *Session, ok bool, err error) {
 	id, err := randomString(18)
 	if err != nil {
@@ -375,27 +381,33 @@ func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (u
 	if err != nil {
 		return nil, false, fmt.Errorf("session token: %w", err)
 	}
+	key := owner.Key()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		return nil, false, ErrClosed
 	}
-	if maxPerOwner > 0 && m.byOwner[owner.Key()] >= maxPerOwner {
+	if maxPerOwner > 0 && m.byOwner[key] >= maxPerOwner {
 		m.mu.Unlock()
 		return nil, false, nil
 	}
-	m.byOwner[owner.Key()]++ // reserve the owner's slot
+	m.byOwner[key]++ // reserve the owner's slot
 	now := m.now()
 	m.mu.Unlock()
+	registered := false
+	defer func() {
+		if !registered {
+			m.mu.Lock()
+			m.releaseLocked(key)
+			m.mu.Unlock()
+		}
+	}()
 
 	model, err := newModel(id)
 	if err == nil && model == nil {
 		err = errors.New("session: nil model")
 	}
 	if err != nil {
-		m.mu.Lock()
-		m.releaseLocked(owner.Key())
-		m.mu.Unlock()
 		return nil, false, err
 	}
 
@@ -409,13 +421,13 @@ func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (u
 
 	m.mu.Lock()
 	if m.closed {
-		m.releaseLocked(owner.Key())
 		m.mu.Unlock()
 		s.Dispatcher.Close()
 		s.cancel(ErrClosed)
 		return nil, false, ErrClosed
 	}
 	m.sessions[id] = s
+	registered = true // the slot is the session's now: EndCause gives it back
 	m.mu.Unlock()
 	return s, true, nil
 }

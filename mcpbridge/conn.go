@@ -120,11 +120,12 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		SupportedProtocolVersions: handshakeVersions(),
 	})
 	// In order: count and rate-limit every call, authorize (and filter
-	// tools/list per entry), put tools/list in the lens's order with the
+	// tools/list per entry), hold tool answers to the read policy
+	// (readpolicy.go), put tools/list in the lens's order with the
 	// focused widget's tools marked, then serve derived tools.
 	c.gate = &Gate{Policy: b.opts.Policy, Metrics: b.opts.Metrics, Context: c.clientContext, Call: c.authorizeCall, Listable: c.listable}
-	c.server.AddReceivingMiddleware(c.meter, c.gate.Receiving, c.order, c.middleware)
-	c.server.AddSendingMiddleware(c.gate.Sending)
+	c.server.AddReceivingMiddleware(c.meter, c.gate.Receiving, c.withhold, c.order, c.middleware)
+	c.server.AddSendingMiddleware(c.gate.Sending, c.withholdUpdates)
 	c.addSessionTools()
 	c.res = newResources(c)
 	c.res.register()

@@ -70,8 +70,9 @@ func (r *resources) register() {
 	}
 }
 
-// content renders one resource from a snapshot.
-func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, string, error) {
+// content renders one resource from a snapshot, as a client with view v
+// may read it (nil: whole, as subscribers share it).
+func (r *resources) content(uri string, snap dispatcher.Snapshot, v *readView) ([]byte, string, error) {
 	switch uri {
 	case URITree:
 		b, err := json.Marshal(treeJSON(r.c.sess.Guard(), snap.Tree))
@@ -79,14 +80,14 @@ func (r *resources) content(uri string, snap dispatcher.Snapshot) ([]byte, strin
 	case URIScreen:
 		return []byte(r.c.screen()), "text/plain", nil
 	case URIContext:
-		ctx, err := guard.Call(r.c.sess.Guard(), metrics.HookOther, "", func() map[string]any { return r.c.contextTree(snap) })
+		ctx, err := guard.Call(r.c.sess.Guard(), metrics.HookOther, "", func() map[string]any { return r.c.contextTree(snap, v) })
 		if err != nil {
 			return nil, "", fmt.Errorf("context resource: %w", err)
 		}
 		b, err := json.Marshal(ctx)
 		return b, "application/json", err
 	case URIActivity:
-		b, err := json.Marshal(map[string]any{"actions": r.c.sess.Activity()})
+		b, err := json.Marshal(map[string]any{"actions": orEmpty(r.c.sess.Activity())})
 		return b, "application/json", err
 	}
 	for name, f := range r.c.b.opts.Projections {
@@ -110,7 +111,7 @@ func (c *conn) project(name string, f func(ui.Model) any, m ui.Model) any {
 
 func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	b, mime, err := r.content(uri, r.c.sess.Dispatcher.Snapshot())
+	b, mime, err := r.content(uri, r.c.sess.Dispatcher.Snapshot(), r.c.readViewOf(req))
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +126,20 @@ func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.
 
 func (r *resources) served(uri string) bool { return slices.Contains(r.uris, uri) }
 
+// covers lists the reads a resource's whole content needs: its own, and
+// for the context those of the parts it holds (the widgets' state, the
+// activity, each model projection).
+func (r *resources) covers(uri string) []string {
+	if uri != URIContext {
+		return []string{uri}
+	}
+	out := []string{URIContext, URITree, URIActivity}
+	for name := range r.c.b.opts.Projections {
+		out = append(out, StateURI(r.c.b.opts.Namespace, name))
+	}
+	return out
+}
+
 func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	r := c.res
 	uri := req.Params.URI
@@ -133,11 +148,15 @@ func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	}
 	// A subscription carries the content (patches of it): resources/subscribe
 	// and subscriptions/listen both come here, and both need the resource
-	// to be readable by this client.
-	if err := c.gate.MayRead(uri, c.clientContext(req)); err != nil {
-		return err
+	// to be readable by this client, every part of it: its updates are
+	// patches of one content shared by every subscriber.
+	actx := c.clientContext(req)
+	for _, u := range r.covers(uri) {
+		if err := c.gate.MayRead(u, actx); err != nil {
+			return err
+		}
 	}
-	b, _, err := r.content(uri, c.sess.Dispatcher.Snapshot())
+	b, _, err := r.content(uri, c.sess.Dispatcher.Snapshot(), nil)
 	if err != nil {
 		return err
 	}
@@ -195,7 +214,7 @@ func (r *resources) update(snap dispatcher.Snapshot) {
 	r.mu.Unlock()
 	slices.Sort(uris)
 	for _, uri := range uris {
-		b, mime, err := r.content(uri, snap)
+		b, mime, err := r.content(uri, snap, nil)
 		if err != nil {
 			continue
 		}
@@ -303,29 +322,80 @@ func nodeJSON(g guard.Scope, n ui.Node) any {
 	}
 }
 
-// contextTree assembles the context resource.
-func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
+// withholdUpdates is the sending middleware that drops a resource update
+// for a client that may no longer read every part of it (the gate's
+// Sending checks the resource itself): a context subscriber that may not
+// read the tree, say, gets no patch of the widgets' state.
+func (c *conn) withholdUpdates(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+		if !ok || p == nil {
+			return nil, nil
+		}
+		v := c.readViewOf(req)
+		for _, u := range c.res.covers(p.URI) {
+			if u != p.URI && !v.may(u) {
+				return nil, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// orEmpty is s, or an empty slice for nil: every list in an answer is
+// [] when it is empty, never null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// contextTree assembles the context resource as a client with view v may
+// read it (nil: whole): the parts that are other resources' content (see
+// readpolicy.go) only when v may read those, each part left out named in
+// "withheld".
+func (c *conn) contextTree(snap dispatcher.Snapshot, v *readView) map[string]any {
 	c.mu.Lock()
 	advertised := slices.Clone(c.advertised)
 	synced := c.synced
 	c.mu.Unlock()
+	withheld := map[string]any{}
 	act := c.sess.Activity()
 	if len(act) > 20 {
 		act = act[len(act)-20:]
 	}
+	if !v.may(readToolsList) {
+		advertised = nil
+		withheld["lens.advertised"] = withheldBecause(readToolsList)
+	}
+	advertised = orEmpty(advertised)
 	inLens := map[string]bool{}
 	for _, n := range advertised {
 		if id, _, ok := SplitName(c.b.opts.Namespace, n); ok {
 			inLens[id] = true
 		}
 	}
-	var widgets []any
-	ui.Walk(snap.Tree, func(n ui.Node) bool {
-		if tp, ok := n.(ui.ToolProvider); ok && inLens[tp.WidgetID()] {
-			widgets = append(widgets, tp.State())
-		}
-		return true
-	})
+	widgets := []any{}
+	if v.may(URITree) {
+		ui.Walk(snap.Tree, func(n ui.Node) bool {
+			if tp, ok := n.(ui.ToolProvider); ok && inLens[tp.WidgetID()] {
+				widgets = append(widgets, tp.State())
+			}
+			return true
+		})
+	} else {
+		withheld["widgets"] = withheldBecause(URITree)
+	}
+	recent := orEmpty(c.sess.Recent())
+	if !v.may(URIActivity) {
+		act, recent = nil, []string{}
+		withheld["activity"] = withheldBecause(URIActivity)
+		withheld["recent"] = withheldBecause(URIActivity)
+	}
 	attached := []map[string]any{}
 	for _, a := range c.sess.Attached() {
 		e := map[string]any{"kind": a.Kind, "name": a.Name, "since": a.Since.UTC().Format(time.RFC3339)}
@@ -338,6 +408,10 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 	}
 	model := map[string]any{}
 	for name, f := range c.b.opts.Projections {
+		if u := StateURI(c.b.opts.Namespace, name); !v.may(u) {
+			withheld["model."+name] = withheldBecause(u)
+			continue
+		}
 		model[name] = c.project(name, f, snap.Model)
 	}
 	att := c.sess.Attention()
@@ -352,7 +426,7 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 			pending["joins"] = append(pending["joins"].([]any), map[string]any{"id": p.ID, "user": p.User, "since": since})
 		}
 	}
-	return map[string]any{
+	out := map[string]any{
 		"pending":   pending,
 		"session":   map[string]any{"id": c.sess.ID, "app": c.sess.App, "created": c.sess.Created.UTC().Format("2006-01-02T15:04:05Z07:00"), "version": snap.Version},
 		"attached":  attached,
@@ -362,7 +436,11 @@ func (c *conn) contextTree(snap dispatcher.Snapshot) map[string]any {
 		"lens":     map[string]any{"mode": string(c.b.opts.LensMode), "max_tools": c.b.opts.MaxTools, "advertised": advertised, "version": synced},
 		"model":    model,
 		"widgets":  widgets,
-		"recent":   c.sess.Recent(),
-		"activity": act,
+		"recent":   recent,
+		"activity": orEmpty(act),
 	}
+	if len(withheld) > 0 {
+		out["withheld"] = withheld
+	}
+	return out
 }

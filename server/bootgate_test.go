@@ -520,8 +520,10 @@ func TestConfigurationBindsInDevAsInProd(t *testing.T) {
 			if isErr {
 				t.Fatalf("demo.search.get_value under demo.*.get_*: %v", out)
 			}
-			if v := out["result"].(map[string]any)["value"]; v != "" {
-				t.Errorf("get_value = %v", v)
+			// The call runs; the reads allow only tools/list, so its answer
+			// carries nothing of the widget's state (issue 24).
+			if w, _ := out["withheld"].(map[string]any); w["result"] == nil || out["result"] != nil || out["state"] != nil {
+				t.Errorf("get_value under reads [tools/list] = %v, want its result and state withheld", out)
 			}
 			out, isErr = bootCall(t, cs, "demo.search.type_into", map[string]any{"text": "agent"})
 			requireDenied(t, out, isErr, "demo.search.type_into", "not_allowlisted")

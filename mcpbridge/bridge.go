@@ -1,15 +1,20 @@
 package mcpbridge
 
 import (
+	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +35,8 @@ const (
 	DefaultToolCallsPerSecond = 20
 	DefaultToolCallBurst      = 40
 	DefaultApprovalTimeout    = 45 * time.Second
+	DefaultPresenceGrace      = 3 * time.Second
+	DefaultBodyTimeout        = 10 * time.Second
 )
 
 // Options configures a [Bridge]. Zero values take the defaults.
@@ -44,6 +51,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes caps a request body; larger ones get 413. Default 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request's body may take to arrive,
+	// from when its headers did (ReadBody); a slower one gets 408 and its
+	// connection is closed. Default 10s.
+	BodyTimeout time.Duration
 	// LensMode is the focus lens mode; default lens.ModeFocused.
 	LensMode lens.Mode
 	// MaxTools is how many tools the lens advertises; default 15.
@@ -68,10 +79,15 @@ type Options struct {
 	// besides loopback names (DNS-rebinding protection), e.g. the host of
 	// a reverse proxy that forwards the public name.
 	AllowedHosts []string
-	// MaxClients caps the MCP clients attached to one session; default 8.
-	// At the cap, a new client ends the least recently active one that has
-	// no stream open and nothing in flight (a one-shot client that never
-	// sent DELETE); only when every client is busy is it refused (429 with
+	// MaxClients caps the MCP clients attached to one session, counted
+	// from the moment a client starts opening (a Streamable initialize
+	// received, an SSE stream opened), so concurrent openings cannot pass
+	// it together; default 8. At the cap, a new client ends the least
+	// recently active one not at work: one with no stream open and nothing
+	// in flight (a one-shot client that never sent DELETE), or one that
+	// holds a stream but has asked for nothing since its handshake for 2s
+	// (mcp-remote's transport probe, an SSE stream never initialized).
+	// Only when every client is at work is it refused (429 with
 	// Retry-After).
 	MaxClients int
 	// ToolCallsPerSecond and ToolCallBurst rate-limit each client's tool
@@ -93,8 +109,15 @@ type Options struct {
 	// answer, or its having none, decides nothing. A Streamable client
 	// that lost its standalone GET stream and has neither reconnected it
 	// nor made a request for two intervals is taken to have vanished and
-	// is closed, so it leaves the session's presence.
+	// is closed.
 	KeepAlive time.Duration
+	// PresenceGrace is how long a Streamable client whose standalone GET
+	// stream went away stays in the session's presence (the status bar,
+	// the context resource) with no sign of life; default 3s. After it,
+	// the client is no longer shown, though its MCP session lives on for
+	// the two KeepAlive intervals above: one that comes back then (a
+	// request, a new stream) is shown again, once.
+	PresenceGrace time.Duration
 	// TransportOnly makes a bridge that serves sessions only over
 	// [Bridge.ServeTransport] (stdio): ServeHTTP answers 404, and the
 	// network boot gate does not apply.
@@ -185,6 +208,12 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = 10 * time.Second
 	}
+	if opts.PresenceGrace <= 0 {
+		opts.PresenceGrace = DefaultPresenceGrace
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
 	b := &Bridge{
 		opts:     opts,
 		log:      opts.Logger,
@@ -220,6 +249,10 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			reject(http.StatusForbidden, "origin", "cross-origin request refused")
 			return
 		}
+		if !HostWellFormed(r.Host) {
+			reject(http.StatusBadRequest, "host", "malformed Host header")
+			return
+		}
 		if !HostAllowed(r, b.opts.AllowedHosts) {
 			reject(http.StatusForbidden, "host", "Host not allowed on this listener (DNS rebinding protection)")
 			return
@@ -242,28 +275,32 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			reject(http.StatusUnauthorized, "unauthorized", "unauthorized: unknown session or wrong bearer token")
 			return
 		}
-		tooMany := func() {
-			w.Header().Set("Retry-After", retryAfter)
-			reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d), all of them at work", b.opts.MaxClients))
+		if code, err := ReadBody(w, r, b.opts.BodyTimeout); err != nil {
+			reject(code, "body", err.Error())
+			return
 		}
 		if opensClient(r, sse) {
-			// At the cap, the least recently active client that holds no
-			// stream and has nothing in flight (a one-shot CLI that never
-			// sent DELETE) makes room.
-			if b.Clients(se.ID) >= b.opts.MaxClients && !c.reclaim() {
-				tooMany()
+			// The client's slot is reserved before the SDK sees the
+			// request (at the cap, one not at work makes room), and
+			// passes to the client it opens.
+			var endStream context.CancelFunc
+			if sse {
+				var ctx context.Context
+				ctx, endStream = context.WithCancel(r.Context())
+				defer endStream()
+				r = r.WithContext(ctx)
+			}
+			sl, err := c.slots.reserve(time.Now(), endStream)
+			if err != nil {
+				w.Header().Set("Retry-After", retryAfter)
+				reject(http.StatusTooManyRequests, "too_many_clients", fmt.Sprintf("too many agents attached to this session (limit %d), all of them at work", b.opts.MaxClients))
 				return
 			}
-			// An SSE stream is a client session before it initializes:
-			// count the streams too.
-			if sse {
-				if c.sseStreams.Add(1) > int32(b.opts.MaxClients) {
-					c.sseStreams.Add(-1)
-					tooMany()
-					return
-				}
-				defer c.sseStreams.Add(-1)
+			r = r.WithContext(context.WithValue(r.Context(), slotKey{}, sl))
+			if !sse {
+				defer c.unopened(w)
 			}
+			defer sl.freeUnclaimed()
 		}
 		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
 		defer dw.clear()
@@ -489,4 +526,115 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// ErrBodyTimeout is ReadBody's error for a body that did not arrive in time.
+var ErrBodyTimeout = errors.New("request body not received in time")
+
+// ReadBody reads r's body whole within timeout of now (the body a client
+// trickles byte by byte would otherwise hold its handler, and a slot of
+// the server's connections, for as long as it likes) and puts it back as
+// r.Body for the handlers after it; the read deadline is cleared after.
+// On failure it returns the status to answer: 408 for a body too slow
+// (ErrBodyTimeout; its connection is closed), 413 for one over an
+// http.MaxBytesReader's limit, 400 for one that broke off. A request
+// without a body is left as it is.
+func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) (int, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return 0, nil
+	}
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(timeout)) == nil
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, 1<<20)))
+	}
+	_, err := buf.ReadFrom(r.Body)
+	if deadline {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	var tooLarge *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		r.Body = io.NopCloser(&buf)
+		return 0, nil
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (limit %d bytes)", tooLarge.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		return http.StatusRequestTimeout, fmt.Errorf("%w: the whole body must arrive within %s", ErrBodyTimeout, timeout)
+	default:
+		w.Header().Set("Connection", "close")
+		return http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err)
+	}
+}
+
+// HostWellFormed reports whether a Host header value is a host name, an
+// IPv4 address or a bracketed IPv6 address, with at most a port of 1 to
+// 65535 after it: what a browser or an HTTP client sends. Values such as
+// "localhost:80,evil.example" or "a b" are not, and are refused whatever
+// the listener (no other check need make sense of them). An empty Host
+// is left to HostAllowed.
+func HostWellFormed(h string) bool {
+	if h == "" {
+		return true
+	}
+	name, port := h, ""
+	if strings.HasPrefix(h, "[") {
+		end := strings.IndexByte(h, ']')
+		if end < 0 {
+			return false
+		}
+		name, port = h[1:end], h[end+1:]
+		if ip, err := netip.ParseAddr(name); err != nil || !ip.Is6() || ip.Zone() != "" {
+			return false
+		}
+		if port != "" {
+			if port[0] != ':' {
+				return false
+			}
+			port = port[1:]
+		}
+	} else if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		name, port = h[:i], h[i+1:] // an empty port is allowed (RFC 3986)
+	}
+	if port != "" {
+		if len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	if strings.HasPrefix(h, "[") {
+		return true
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// unopened closes the client session a Streamable POST without a session
+// id created if no client attached to it (anything but a successful
+// initialize: the go-sdk client's server/discover probe, a ping, a failed
+// initialize). The SDK would keep it until its idle timeout, one more for
+// each such request, held against no cap.
+func (c *conn) unopened(w http.ResponseWriter) {
+	ss := c.sessionByID(w.Header().Get("Mcp-Session-Id"))
+	if ss == nil {
+		return
+	}
+	if _, ok := c.clients.Load(ss); ok {
+		return
+	}
+	_ = ss.Close()
 }

@@ -25,6 +25,7 @@ var errWithdrawn = errors.New("mcpbridge: the request went away")
 type client struct {
 	// Fixed at creation.
 	actx    authz.Context // what policies see of it
+	name    string        // what presence shows of it
 	ended   chan struct{} // closed when its session has closed
 	closing chan struct{} // closed when the server starts closing it
 	// pings is the context of its keepalive pings: cancelled with
@@ -37,14 +38,120 @@ type client struct {
 	// rest of its session ("allow for the session"); never for another
 	// client, and revoked when the token is rotated.
 	grants authz.SessionGrants
-	// presence is its entry in the session's presence.
-	presence *session.Presence
+	// slot is its place among the session's clients (slots), freed when
+	// its session ends.
+	slot *slot
+	// end closes its session (conn.closeClient); set before it is stored.
+	end func()
 
 	// What tells a client at work from one that is gone (atomics).
 	lastActive atomic.Int64 // unix ns of its last request
 	inFlight   atomic.Int32 // requests being served
 	streams    atomic.Int32 // standalone GET streams open (Streamable)
 	streamLost atomic.Int64 // unix ns its last standalone GET ended; 0 never
+	acted      atomic.Bool  // asked for more than its handshake (see handshake)
+
+	pmu sync.Mutex // protects the following
+	// presence is its entry in the session's presence; nil while it is
+	// not shown (a Streamable client whose stream went away, until it
+	// shows a sign of life again) and once it has left for good.
+	presence *session.Presence
+	left     bool        // its session is over: never shown again
+	hide     *time.Timer // pending hide after its stream went away
+}
+
+// show puts the client back in the session's presence if it is not there
+// (it came back after its stream went away), cancelling a pending hide.
+// It keeps one entry: a client is never shown twice.
+func (cl *client) show(sess *session.Session) *session.Presence {
+	cl.pmu.Lock()
+	defer cl.pmu.Unlock()
+	if cl.hide != nil {
+		cl.hide.Stop()
+		cl.hide = nil
+	}
+	if cl.presence == nil && !cl.left {
+		cl.presence = sess.Join(session.KindAgent, cl.name)
+	}
+	return cl.presence
+}
+
+// hideAfter takes the client out of presence after d unless gone(),
+// checked then, says it came back. A later show cancels it.
+func (cl *client) hideAfter(d time.Duration, gone func() bool) {
+	cl.pmu.Lock()
+	defer cl.pmu.Unlock()
+	if cl.left || cl.presence == nil {
+		return
+	}
+	if cl.hide != nil {
+		cl.hide.Stop()
+	}
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		cl.pmu.Lock()
+		if cl.hide != t || !gone() {
+			cl.pmu.Unlock()
+			return
+		}
+		cl.hide = nil
+		p := cl.presence
+		cl.presence = nil
+		cl.pmu.Unlock()
+		if p != nil {
+			p.Detach()
+		}
+	})
+	cl.hide = t
+}
+
+// leave takes the client out of presence for good.
+func (cl *client) leave() {
+	cl.pmu.Lock()
+	cl.left = true
+	if cl.hide != nil {
+		cl.hide.Stop()
+		cl.hide = nil
+	}
+	p := cl.presence
+	cl.presence = nil
+	cl.pmu.Unlock()
+	if p != nil {
+		p.Detach()
+	}
+}
+
+// handshake reports whether a method is part of opening a client (or a
+// mere sign of life), not a request for anything: a client that has sent
+// only these while holding a stream is not at work (probeIdle).
+func handshake(method string) bool {
+	switch method {
+	case "initialize", "notifications/initialized", "ping":
+		return true
+	}
+	return false
+}
+
+// atWork reports whether the client may not be ended to make room for
+// another: it has a request in flight, or it holds a stream open and has
+// asked for something (or opened less than probeIdle ago). A client with
+// no stream and nothing in flight (a one-shot CLI that never sent
+// DELETE), and one that only opened and holds a stream it never used
+// (mcp-remote's transport probe), are not.
+func (cl *client) atWork(now time.Time) bool {
+	if cl.inFlight.Load() > 0 {
+		return true
+	}
+	if !cl.streaming() {
+		return false
+	}
+	return cl.acted.Load() || cl.idleFor(now) < probeIdle
+}
+
+// evict ends the client to make room for another.
+func (cl *client) evict() {
+	cl.leave()
+	cl.end()
 }
 
 // touch records a request of the client now, in its presence too if
@@ -52,7 +159,12 @@ type client struct {
 func (cl *client) touch(acted bool) {
 	cl.lastActive.Store(time.Now().UnixNano())
 	if acted {
-		cl.presence.Touch()
+		cl.pmu.Lock()
+		p := cl.presence
+		cl.pmu.Unlock()
+		if p != nil {
+			p.Touch()
+		}
 	}
 }
 
@@ -76,14 +188,15 @@ func (cl *client) streaming() bool {
 	return cl.actx.Transport != authz.TransportHTTP || cl.streams.Load() > 0
 }
 
-// busy reports whether the client may not be ended to make room for
-// another: it holds a stream open or has a request in flight.
-func (cl *client) busy() bool { return cl.streaming() || cl.inFlight.Load() > 0 }
-
 // attach records an agent's presence in the session until its MCP session
 // closes; once per client. It runs when the client's initialize has been
 // answered (before its Connect returns), and again, as a no-op, on its
 // notifications/initialized, which the SDK may handle much later.
+//
+// The client takes the slot its opening request reserved (ctx carries
+// it: the SDK gives a session its creating request's context); a client
+// opened another way (stdio) reserves one now, and one the session has
+// no room for is closed.
 //
 // An SSE client ends with its stream (ctx, the request's context, carries
 // it): the SDK closes its session when the GET returns, but that Close
@@ -96,9 +209,11 @@ func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Reques
 	}
 	cl := &client{
 		actx:    newContext(ss, req),
+		name:    clientName(ss),
 		ended:   make(chan struct{}),
 		closing: make(chan struct{}),
 		limiter: rate.NewLimiter(rate.Limit(c.b.opts.ToolCallsPerSecond), c.b.opts.ToolCallBurst),
+		end:     func() { c.closeClient(ss) },
 	}
 	cl.lastActive.Store(time.Now().UnixNano())
 	c.attachMu.Lock() // once per client, stored with its presence
@@ -106,8 +221,27 @@ func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Reques
 		c.attachMu.Unlock()
 		return
 	}
+	sl, _ := ctx.Value(slotKey{}).(*slot)
+	if sl == nil || !sl.claim(cl) {
+		var err error
+		if sl, err = c.slots.reserve(time.Now(), nil); err == nil && !sl.claim(cl) {
+			err = errSessionFull // evicted at once: cannot happen while pending with no stream
+		}
+		if err != nil {
+			c.attachMu.Unlock()
+			c.log.Debug("MCP client refused: the session is full", "err", err)
+			// Its own initialize is in flight, and Close waits for it.
+			c.wg.Add(1)
+			go func() {
+				defer c.wg.Done()
+				_ = ss.Close()
+			}()
+			return
+		}
+	}
+	cl.slot = sl
 	cl.pings, cl.cancelPings = context.WithCancel(c.ctx)
-	cl.presence = c.sess.Join(session.KindAgent, clientName(ss))
+	cl.show(c.sess)
 	c.clients.Store(ss, cl)
 	c.attachMu.Unlock()
 	c.b.opts.Metrics.MCPClient(1)
@@ -115,7 +249,7 @@ func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Reques
 	if stream, ok := ctx.Value(sseStreamKey{}).(context.Context); ok {
 		streamEnded = context.AfterFunc(stream, func() {
 			cl.markClosing()
-			cl.presence.Detach()
+			cl.leave()
 		})
 	}
 	c.wg.Add(2)
@@ -125,9 +259,10 @@ func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Reques
 		streamEnded()
 		cl.cancelPings()
 		close(cl.ended)
-		cl.presence.Detach()
+		cl.leave()
 		c.res.forget(ss)
 		c.clients.Delete(ss)
+		cl.slot.free()
 		c.b.opts.Metrics.MCPClient(-1)
 	}()
 	go func() {
@@ -153,7 +288,7 @@ func (c *conn) closeClient(ss *mcp.ServerSession) {
 	if v, ok := c.clients.Load(ss); ok {
 		cl := v.(*client)
 		cl.markClosing()
-		cl.presence.Detach()
+		cl.leave()
 	}
 	_ = ss.Close()
 }
@@ -185,29 +320,6 @@ func (c *conn) clientByID(id string) *client {
 		return nil
 	}
 	return v.(*client)
-}
-
-// reclaim ends the least recently active client that is not busy (no
-// stream open, no request in flight), to make room for a new one. It
-// reports whether it ended one.
-func (c *conn) reclaim() bool {
-	c.reclaimMu.Lock()
-	defer c.reclaimMu.Unlock()
-	var victim *mcp.ServerSession
-	var oldest int64
-	c.clients.Range(func(k, v any) bool {
-		cl := v.(*client)
-		if at := cl.lastActive.Load(); !cl.busy() && (victim == nil || at < oldest) {
-			victim, oldest = k.(*mcp.ServerSession), at
-		}
-		return true
-	})
-	if victim == nil {
-		return false
-	}
-	c.log.Debug("MCP client ended to make room for a new one", "idle", time.Since(time.Unix(0, oldest)))
-	c.closeClient(victim)
-	return true
 }
 
 // client returns the attached client a request came from, or nil.
@@ -442,8 +554,19 @@ func (c *conn) trackStream(r *http.Request) func() {
 		return func() {}
 	}
 	cl.streams.Add(1)
+	cl.show(c.sess)
 	return func() {
 		cl.streamLost.Store(time.Now().UnixNano())
-		cl.streams.Add(-1)
+		if cl.streams.Add(-1) == 0 {
+			// It may have gone (a one-shot CLI that exited) or be about
+			// to reconnect: shown until PresenceGrace says which.
+			cl.hideAfter(c.b.opts.PresenceGrace, func() bool { return c.departed(cl) })
+		}
 	}
+}
+
+// departed reports whether a Streamable client whose stream went away has
+// shown no sign of life since: no stream, nothing in flight, no request.
+func (c *conn) departed(cl *client) bool {
+	return cl.streams.Load() == 0 && cl.inFlight.Load() == 0 && cl.lastActive.Load() <= cl.streamLost.Load()
 }

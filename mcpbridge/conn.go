@@ -69,15 +69,14 @@ type conn struct {
 	// and recent actions, by attention (sync only): the human moving the
 	// focus back to a widget finds its selection without selecting again.
 	// Emptied when anything but the attention changes, and when full.
-	lensPicks  map[session.Attention]lensPick
-	want       map[string]bool         // sync's scratch: the widget tools to register
-	scans      atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
-	clients    sync.Map                // *mcp.ServerSession -> *client: attached clients
-	requests   sync.Map                // requestHeader tag -> the POST's context, while it is served
-	gate       *Gate                   // the authorization middleware
-	sseStreams atomic.Int32            // SSE streams open now
-	attachMu   sync.Mutex              // serializes attach
-	reclaimMu  sync.Mutex              // serializes reclaim
+	lensPicks map[session.Attention]lensPick
+	want      map[string]bool         // sync's scratch: the widget tools to register
+	scans     atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
+	clients   sync.Map                // *mcp.ServerSession -> *client: attached clients
+	requests  sync.Map                // requestHeader tag -> the POST's context, while it is served
+	gate      *Gate                   // the authorization middleware
+	slots     *slots                  // the session's clients, held against MaxClients
+	attachMu  sync.Mutex              // serializes attach
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -104,6 +103,7 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		registered: map[string]bool{},
 		warned:     map[string]bool{},
 		token:      se.TokenHash(),
+		slots:      newSlots(b.opts.MaxClients),
 	}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
 		Instructions: "This server drives a live terminal app that a human is using at the same time. " +
@@ -492,6 +492,10 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		if cl := c.client(req); cl != nil {
 			// Any request or notification is a sign of life; a client
 			// with one in flight is at work.
+			cl.show(c.sess) // back, if its stream went away
+			if !handshake(method) {
+				cl.acted.Store(true)
+			}
 			cl.touch(!readsContext(method, req))
 			cl.inFlight.Add(1)
 			defer func() { cl.inFlight.Add(-1); cl.touch(false) }()

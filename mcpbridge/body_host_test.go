@@ -1,0 +1,168 @@
+package mcpbridge_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+)
+
+// rawRequest writes a request by hand on a new connection to the env's
+// server: head (the request line and headers, without the blank line),
+// then body in pieces, gap apart. It returns the status line's code, or 0
+// if the connection gave none.
+func rawRequest(t *testing.T, e *env, head string, body []string, gap time.Duration) (int, time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.http.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	if _, err := fmt.Fprintf(conn, "%s\r\n\r\n", head); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for _, p := range body {
+			time.Sleep(gap)
+			if _, err := conn.Write([]byte(p)); err != nil {
+				return
+			}
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, time.Since(start)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(start)
+}
+
+// TestTrickledBodyIsCutAtItsDeadline: a body sent a byte at a time is
+// answered 408 once BodyTimeout has passed, however slowly it keeps
+// coming; a body that arrives in pieces within the deadline is served.
+func TestTrickledBodyIsCutAtItsDeadline(t *testing.T) {
+	e := newCapEnv(t, 8, mcpbridge.Options{BodyTimeout: 500 * time.Millisecond})
+	body := fmt.Sprintf(initBody, "trickler")
+	head := func(n int) string {
+		return strings.Join([]string{
+			"POST /sessions/" + e.session.ID + "/mcp HTTP/1.1",
+			"Host: localhost",
+			"Authorization: Bearer " + e.session.Token(),
+			"Content-Type: application/json",
+			"Accept: application/json, text/event-stream",
+			"Content-Length: " + strconv.Itoa(n),
+		}, "\r\n")
+	}
+	bytewise := strings.Split(body, "")
+	code, took := rawRequest(t, e, head(len(body)), bytewise, 50*time.Millisecond) // would take ~9 s
+	if code != http.StatusRequestTimeout {
+		t.Fatalf("a trickled body got %d after %s; want 408", code, took)
+	}
+	if took > 3*time.Second {
+		t.Fatalf("a trickled body was held %s with a 500ms deadline", took)
+	}
+	// A body that never comes is cut too.
+	if code, _ := rawRequest(t, e, head(len(body)), nil, 0); code != http.StatusRequestTimeout {
+		t.Fatalf("a body that never came got %d; want 408", code)
+	}
+	// Four pieces within the deadline are a request like any other.
+	n := len(body) / 4
+	pieces := []string{body[:n], body[n : 2*n], body[2*n : 3*n], body[3*n:]}
+	if code, _ := rawRequest(t, e, head(len(body)), pieces, 20*time.Millisecond); code != http.StatusOK {
+		t.Fatalf("a body in pieces within the deadline got %d", code)
+	}
+	// A chunked body is bounded the same way.
+	chunked := strings.Replace(head(0), "Content-Length: 0", "Transfer-Encoding: chunked", 1)
+	var chunks []string
+	for _, c := range bytewise {
+		chunks = append(chunks, "1\r\n"+c+"\r\n")
+	}
+	if code, _ := rawRequest(t, e, chunked, append(chunks, "0\r\n\r\n"), 50*time.Millisecond); code != http.StatusRequestTimeout {
+		t.Fatalf("a trickled chunked body got %d; want 408", code)
+	}
+}
+
+// TestMalformedHostsAreRefused: a Host that is not a name or address with
+// at most a valid port is answered 400, on the wire; well-formed ones are
+// judged by the DNS-rebinding check as before.
+func TestMalformedHostsAreRefused(t *testing.T) {
+	e := newCapEnv(t, 8, mcpbridge.Options{AllowedHosts: []string{"pinned.example"}})
+	do := func(host string) int {
+		head := strings.Join([]string{
+			"POST /sessions/" + e.session.ID + "/mcp HTTP/1.1",
+			"Host: " + host,
+			"Authorization: Bearer " + e.session.Token(),
+			"Content-Type: application/json",
+			"Accept: application/json, text/event-stream",
+			"Content-Length: 40",
+		}, "\r\n")
+		code, _ := rawRequest(t, e, head, []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, 0)
+		return code
+	}
+	for _, h := range []string{
+		"localhost:80,evil.example", "localhost:99999", "localhost:0", "localhost:-1", "localhost:8a",
+		"localhost:+80", "localhost:080080", "[::1", "[::1]x", "[::1]:70000", "::1", "[127.0.0.1]",
+		"evil.example@localhost", "localhost/evil", "localhost:80:80", "local%68ost", "localhost;evil",
+	} {
+		if code := do(h); code != http.StatusBadRequest {
+			t.Errorf("Host %q: %d, want 400", h, code)
+		}
+	}
+	for h, want := range map[string]int{
+		"localhost": http.StatusOK, "localhost:8080": http.StatusOK, "127.0.0.1:1": http.StatusOK,
+		"[::1]:65535": http.StatusOK, "LOCALHOST.": http.StatusOK, "localhost:": http.StatusOK,
+		"pinned.example": http.StatusOK, "evil.example": http.StatusForbidden, "evil_host.example:443": http.StatusForbidden,
+	} {
+		if code := do(h); code != want {
+			t.Errorf("Host %q: %d, want %d", h, code, want)
+		}
+	}
+}
+
+// TestHostWellFormedAgreesWithURLs: what HostWellFormed accepts is an
+// authority url.Parse reads back as itself, with a port of 1 to 65535 or
+// none; names and ports built by the grammar are accepted.
+func TestHostWellFormedAgreesWithURLs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		h := rapid.StringOfN(rapid.SampledFrom([]rune("ab-._:[]1::,@/% 0\x00é9")), 0, 24, -1).Draw(t, "host")
+		if !mcpbridge.HostWellFormed(h) || h == "" {
+			return
+		}
+		u, err := url.Parse("http://" + h + "/")
+		if err != nil || u.Host != h {
+			t.Fatalf("accepted %q, which url.Parse reads as %v, %v", h, u, err)
+		}
+		if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				t.Fatalf("accepted %q with port %q", h, p)
+			}
+		}
+		if u.Hostname() == "" {
+			t.Fatalf("accepted %q with no host name", h)
+		}
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.StringMatching(`[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?(\.[a-z0-9]{1,8}){0,3}\.?`).Draw(t, "name")
+		if rapid.Bool().Draw(t, "v6") {
+			name = "[" + rapid.SampledFrom([]string{"::1", "2001:db8::1", "fe80::1:2"}).Draw(t, "ip6") + "]"
+		}
+		h := name
+		if rapid.Bool().Draw(t, "port") {
+			h += ":" + strconv.Itoa(rapid.IntRange(1, 65535).Draw(t, "p"))
+		}
+		if !mcpbridge.HostWellFormed(h) {
+			t.Fatalf("refused the well-formed %q", h)
+		}
+	})
+}

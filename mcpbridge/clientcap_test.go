@@ -221,7 +221,9 @@ func TestClientCapHoldsUnderRacingInitializes(t *testing.T) {
 	// Two leave: the racers share their two places.
 	_ = busy[0].Close()
 	_ = busy[1].Close()
-	testkit.Eventually(t, 5*time.Second, func() bool { return e.bridge.Clients(e.session.ID) == max-2 && mcpbridge.HeldSlots(e.bridge, e.session.ID) <= max-2 }, "closed clients kept their places")
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		return e.bridge.Clients(e.session.ID) == max-2 && mcpbridge.HeldSlots(e.bridge, e.session.ID) <= max-2
+	}, "closed clients kept their places")
 	w = watchCap(e)
 	got = race(50, func(i int) int { _, code := e.rawOpen(fmt.Sprintf("racer2-%d", i)); return code })
 	w.check(t, max)

@@ -122,8 +122,34 @@ func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 		a.metrics.Connection(metrics.OutcomeRejected)
 		return nil
 	}
+	ac, limit, reason, showReason := a.reserve(c, ip)
+	if ac != nil {
+		ctx.SetValue(admittedKey, ac)
+		return ac
+	}
+	a.metrics.LimitRejected(limit)
+	if !showReason {
+		a.metrics.Connection(metrics.OutcomeRejected)
+		return nil
+	}
+	ctx.SetValue(rejectKey, reason)
+	rc := &admittedConn{Conn: c, release: func() {
+		a.mu.Lock()
+		a.rejecting--
+		a.mu.Unlock()
+	}}
+	rc.timer = time.AfterFunc(a.rejectGrace, func() { _ = rc.Close() })
+	return rc
+}
+
+// reserve checks both caps for a connection c from ip and counts it, under
+// one lock, so that concurrent connections are admitted one by one: it
+// returns c admitted (its slot given back once, when it closes), or which
+// limit refused it, why, and whether it may stay to read that (then it
+// holds one of the maxRejecting places until it closes).
+func (a *admission) reserve(c net.Conn, ip string) (ac *admittedConn, limit, reason string, showReason bool) {
 	a.mu.Lock()
-	var reason, limit string
+	defer a.mu.Unlock()
 	switch {
 	case a.maxConns > 0 && a.total >= a.maxConns:
 		reason = fmt.Sprintf("the server is full (%d connections); try again later", a.maxConns)
@@ -131,36 +157,23 @@ func (a *admission) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 	case a.maxPerIP > 0 && a.perIP[ip] >= a.maxPerIP:
 		reason = tooManyConnsFrom(ip, a.maxPerIP)
 		limit = metrics.LimitMaxPerIP
-	}
-	if reason == "" {
+	default:
 		a.total++
 		a.perIP[ip]++
-		a.mu.Unlock()
-		ac := &admittedConn{Conn: c, ip: ip}
+		ac = &admittedConn{Conn: c, ip: ip}
 		ac.release = func() { a.release(ac) }
-		ctx.SetValue(admittedKey, ac)
-		return ac
+		return ac, "", "", false
 	}
-	a.metrics.LimitRejected(limit)
 	if a.rejecting >= maxRejecting {
-		a.mu.Unlock()
-		a.metrics.Connection(metrics.OutcomeRejected)
-		return nil
+		return nil, limit, reason, false
 	}
 	a.rejecting++
-	a.mu.Unlock()
-	ctx.SetValue(rejectKey, reason)
-	ac := &admittedConn{Conn: c, release: func() {
-		a.mu.Lock()
-		a.rejecting--
-		a.mu.Unlock()
-	}}
-	ac.timer = time.AfterFunc(a.rejectGrace, func() { _ = ac.Close() })
-	return ac
+	return nil, limit, reason, true
 }
 
 // release gives back ac's slot, under the address it counts for (its
-// own, or the one it carries: see carry).
+// own, or the one it carries: see carry). admittedConn.Close calls it
+// once.
 func (a *admission) release(ac *admittedConn) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,6 +182,13 @@ func (a *admission) release(ac *admittedConn) {
 		delete(a.perIP, ac.ip)
 	}
 	ac.released = true
+}
+
+// openFrom returns the number of admitted connections counted for ip.
+func (a *admission) openFrom(ip string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.perIP[ip]
 }
 
 // tooManyConnsFrom is what a connection over the per-address limit is told.

@@ -5,12 +5,13 @@ import "sync"
 // slots counts what a cap holds, per key, in one place: a place is taken
 // (checked against the cap and counted under one lock) before the work it
 // guards starts, and given back by the release func tryTake returns, which
-// does it once however many times it is called. The per-address caps of
-// HTTP connections and of requests through trusted proxies, session
-// channels per SSH connection and clients attached to /mcp are counted
-// here; SSH admission (admission.go), sessions per owner
-// (session.Manager) and a session's MCP clients (mcpbridge) count their
-// own the same way.
+// does it once however many times it is called. The clients attached to
+// /mcp are counted here. The other server-side caps count their own the
+// same way: SSH connections in total and per address (admission.reserve),
+// session channels per SSH connection (channelCounts.take), HTTP
+// connections per address (perIPListener) and requests through trusted
+// proxies per client (proxiedRequests), sessions per owner
+// (session.Manager.StartFunc).
 type slots[K comparable] struct {
 	max int // <= 0: no cap
 

@@ -69,43 +69,62 @@ func (s *Server) newSSHServer() (*ssh.Server, error) {
 	return srv, nil
 }
 
-// channelCounts counts the session channels open on each SSH connection.
+// channelCounts counts the session channels open on each SSH connection,
+// the one count of Limits.MaxChannelsPerConnection. The zero value is
+// ready.
 type channelCounts struct {
 	mu sync.Mutex
 	n  map[*gossh.ServerConn]int
 }
 
-// add changes conn's count by delta and returns the new count; a
-// connection with none left is forgotten.
-func (c *channelCounts) add(conn *gossh.ServerConn, delta int) int {
+// take counts one more channel on conn unless it has limit open already
+// (checked and counted under one lock: channels opened at once are
+// counted one by one), and returns the func that gives it back, once
+// however often it is called; a connection with none left is forgotten.
+func (c *channelCounts) take(conn *gossh.ServerConn, limit int) (release func(), ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = make(map[*gossh.ServerConn]int)
 	}
-	v := c.n[conn] + delta
-	if v <= 0 {
-		delete(c.n, conn)
-	} else {
-		c.n[conn] = v
+	if c.n[conn] >= limit {
+		return func() {}, false
 	}
-	return v
+	c.n[conn]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.n[conn]--; c.n[conn] <= 0 {
+				delete(c.n, conn)
+			}
+		})
+	}, true
+}
+
+// open is the number of channels counted on conn now.
+func (c *channelCounts) open(conn *gossh.ServerConn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[conn]
 }
 
 // limitChannels refuses a session channel beyond
 // Limits.MaxChannelsPerConnection open at once on its connection: nothing
 // else bounds how many one authenticated client opens, and each costs
-// goroutines and buffers. next runs for the channel's whole life.
+// goroutines and buffers. next runs for the channel's whole life; the
+// channel's place is given back when it returns, or panics.
 func (s *Server) limitChannels(next ssh.ChannelHandler) ssh.ChannelHandler {
 	limit := s.opts.Limits.MaxChannelsPerConnection
 	return func(srv *ssh.Server, conn *gossh.ServerConn, nc gossh.NewChannel, ctx ssh.Context) {
-		n := s.channels.add(conn, 1)
-		defer s.channels.add(conn, -1)
-		if n > limit {
+		release, ok := s.channels.take(conn, limit)
+		if !ok {
 			s.metrics.LimitRejected(metrics.LimitSessionsPerConn)
 			_ = nc.Reject(gossh.ResourceShortage, fmt.Sprintf("too many sessions on one connection (at most %d)", limit))
 			return
 		}
+		defer release()
 		next(srv, conn, envLimited{nc}, ctx)
 	}
 }
@@ -184,6 +203,14 @@ func (s *Server) connCallback(ctx ssh.Context, c net.Conn) net.Conn {
 	}
 	nc := s.admit.connCallback(ctx, pc)
 	if nc != nil {
+		// charm ssh closes the connection it was given, not ours, if this
+		// callback panics: give the slot back here then.
+		defer func() {
+			if r := recover(); r != nil {
+				_ = nc.Close()
+				panic(r)
+			}
+		}()
 		s.traces.open(ctx, nc.RemoteAddr())
 	}
 	return nc

@@ -12,7 +12,12 @@ func (s *Server) SSHConnections() int { return s.admit.open() }
 // nothing, and its HTTP and SSH listeners close. The rest of the server
 // is left for the test's cleanup.
 func (s *Server) KillCluster() {
-	s.persist.Load().stop() // a dead node saves nothing more
+	if p := s.persist.Load(); p != nil {
+		p.stop() // a dead node saves nothing more
+		p.mu.Lock()
+		p.draining = true // nor deletes what its sessions' ends would
+		p.mu.Unlock()
+	}
 	s.cluster.close()
 	s.mu.Lock()
 	httpLn, sshLn := s.httpLn, s.sshLn

@@ -1,0 +1,228 @@
+package server_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/store"
+)
+
+// heldStore is a real bbolt store whose Puts can be held: while held,
+// each Put announces its session id on arrived and waits for release.
+type heldStore struct {
+	store.Store
+	arrived chan string
+
+	mu   sync.Mutex
+	gate chan struct{} // nil: Puts pass
+}
+
+func newHeldStore(t *testing.T) *heldStore {
+	t.Helper()
+	b, err := store.OpenBolt(filepath.Join(t.TempDir(), server.SnapshotFileName), store.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &heldStore{Store: b, arrived: make(chan string, 64)}
+}
+
+func (h *heldStore) Put(ctx context.Context, id string, data []byte) error {
+	h.mu.Lock()
+	gate := h.gate
+	h.mu.Unlock()
+	if gate != nil {
+		h.arrived <- id
+		<-gate
+	}
+	return h.Store.Put(ctx, id, data)
+}
+
+// hold makes Puts wait until the returned func is called.
+func (h *heldStore) hold() (release func()) {
+	gate := make(chan struct{})
+	h.mu.Lock()
+	h.gate = gate
+	h.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			h.gate = nil
+			h.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// savedToken returns the token hash the store's record of id holds, or ""
+// with ok false when there is no record.
+func (h *heldStore) savedToken(t *testing.T, id string) (hash string, ok bool) {
+	t.Helper()
+	data, err := h.Store.Get(context.Background(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		TokenSHA256 string `json:"token_sha256"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.TokenSHA256, true
+}
+
+func tokenHash(tok string) string {
+	h := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(h[:])
+}
+
+var panelTokenRe = regexp.MustCompile(`Bearer token \(Authorization: Bearer <token>\):\s*\n\s*([A-Za-z0-9_-]{43})`)
+
+// heldServer serves the saving demo on st; the saver's tick is an hour
+// away, so every write the test sees is one made at once.
+func heldServer(t *testing.T, st store.Store) *testServer {
+	t.Helper()
+	return startApp(t, savingDemo(1), server.Options{
+		SSH:       server.SSHOptions{ResumeGrace: time.Minute},
+		Snapshots: server.SnapshotOptions{Store: st, Every: time.Hour},
+	})
+}
+
+// TestDurableRotationAcknowledgedAfterSave: ctrl+r revokes the old token
+// at once, but the owner's screen shows the new token only after the
+// store has the record with it. The store holds the rotation's write; the
+// screen still shows the old token then, and the new one once released,
+// when the record already names it.
+func TestDurableRotationAcknowledgedAfterSave(t *testing.T) {
+	t.Parallel()
+	st := newHeldStore(t)
+	srv := heldServer(t, st)
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	id := waitDemo(t, owner)
+	se, _ := srv.Sessions().Get(id)
+
+	// Saved before the owner could be shown the token.
+	first := se.Token()
+	if h, ok := st.savedToken(t, id); !ok || h != tokenHash(first) {
+		t.Fatalf("at the first frame the store holds %q (record %v), want the token's hash", h, ok)
+	}
+
+	owner.Key(keyCtrlO)
+	screen := owner.WaitFor(t, "Bearer token (", waitLong)
+	if m := panelTokenRe.FindStringSubmatch(screen); m == nil || m[1] != first {
+		t.Fatalf("attach panel without the session's token:\n%s", screen)
+	}
+
+	release := st.hold()
+	defer release()
+	owner.Key("\x12") // ctrl+r
+	select {
+	case got := <-st.arrived:
+		if got != id {
+			t.Fatalf("the store was written for %s, want %s", got, id)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("ctrl+r wrote nothing to the store")
+	}
+	// The write is held: the old token is refused already, and nobody is
+	// shown the new one.
+	if se.CheckToken(first) {
+		t.Error("the old token still works while the rotation is being saved")
+	}
+	if tok := se.Token(); tok != "" {
+		t.Errorf("the new token is readable (%q) before it is saved", tok)
+	}
+	if m := panelTokenRe.FindStringSubmatch(owner.Screen()); m == nil || m[1] != first {
+		t.Fatalf("the owner's screen changed before the save:\n%s", owner.Screen())
+	}
+	release()
+
+	var fresh string
+	owner.WaitFor(t, func(s string) bool {
+		m := panelTokenRe.FindStringSubmatch(s)
+		if m != nil && m[1] != first {
+			fresh = m[1]
+			return true
+		}
+		return false
+	}, waitLong)
+	if h, ok := st.savedToken(t, id); !ok || h != tokenHash(fresh) {
+		t.Fatalf("the new token is shown but the store holds %q (record %v)", h, ok)
+	}
+	if !se.CheckToken(fresh) || se.Token() != fresh {
+		t.Fatal("the shown token is not the session's")
+	}
+}
+
+// TestDurableRotationsNeverRegress: rotations from the session's API (as
+// the terminal calls it) while the saver flushes every millisecond and the
+// owner keeps the model changing, so that a flush has a record encoded
+// with the old token in hand when the rotation saves the new one: from the
+// moment RotateToken returns, the store names the token it returned, never
+// an earlier one (looked at right after it returns and again just before
+// the next rotation).
+func TestDurableRotationsNeverRegress(t *testing.T) {
+	t.Parallel()
+	st := newHeldStore(t)
+	srv := startApp(t, savingDemo(1), server.Options{
+		SSH:       server.SSHOptions{ResumeGrace: time.Minute},
+		Snapshots: server.SnapshotOptions{Store: st, Every: time.Millisecond},
+	})
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	id := waitDemo(t, owner)
+	owner.Key(keyTab)
+	se, _ := srv.Sessions().Get(id)
+	check := func(i int, tok, when string) {
+		t.Helper()
+		if h, ok := st.savedToken(t, id); !ok || h != tokenHash(tok) {
+			t.Fatalf("rotation %d, %s: the store holds %q (record %v), not the returned token's hash", i, when, h, ok)
+		}
+	}
+	for i := range 200 {
+		tok, err := se.RotateToken()
+		if err != nil {
+			t.Fatalf("rotation %d: %v", i, err)
+		}
+		check(i, tok, "as it returned")
+		owner.Type("x") // a model change: the next flush has a record to write
+		for range 3 {
+			time.Sleep(time.Millisecond)
+			check(i, tok, "a little later")
+		}
+	}
+}
+
+// TestDurableEndDeletesBeforeReported: when the owner quits (ctrl+c), the
+// session's record is gone from the store before their connection is
+// closed: a crash after the owner saw the session end cannot bring it (and
+// its token) back.
+func TestDurableEndDeletesBeforeReported(t *testing.T) {
+	t.Parallel()
+	st := newHeldStore(t)
+	srv := heldServer(t, st)
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	id := waitDemo(t, owner)
+	if _, ok := st.savedToken(t, id); !ok {
+		t.Fatal("no record of the session once it started")
+	}
+	owner.Key(keyCtrlC)
+	owner.WaitExit(t, waitLong)
+	if h, ok := st.savedToken(t, id); ok {
+		t.Fatalf("the owner quit and was disconnected, and the store still holds the session (token %s)", h)
+	}
+	if ids, err := st.List(context.Background()); err != nil || len(ids) != 0 {
+		t.Fatalf("saved %v (%v) after the only session ended", ids, err)
+	}
+}

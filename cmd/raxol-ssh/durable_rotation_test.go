@@ -139,3 +139,26 @@ func TestDurableRotationTwiceSurvivesKill(t *testing.T) {
 	wantToken(t, url, second, false, "the second token")
 	wantToken(t, url, first, false, "the first token")
 }
+
+// TestDurableQuitSurvivesKill: the owner quits (ctrl+c) a session the
+// saver has written, and the process is killed with SIGKILL as soon as
+// the owner's connection has closed. After a restart the session is not
+// restored and its token opens nothing: ending a session revokes it, and
+// the revocation was on disk before the owner saw the session end.
+func TestDurableQuitSurvivesKill(t *testing.T) {
+	t.Parallel()
+	n, args, owner := durableNode(t)
+	url, _, token := attachPanel(t, owner)
+	time.Sleep(1500 * time.Millisecond) // the saver's tick has written it, fix or not
+	owner.Type("\x03")                  // ctrl+c
+	owner.WaitExit()
+	n.kill(t)
+
+	n2 := startBinary(t, args...)
+	if strings.Contains(n2.out.String(), "session restored") {
+		t.Fatalf("the session its owner quit was restored:\n%s", n2.out)
+	}
+	if _, err := connectAgent(t, url, token); err == nil {
+		t.Fatal("the token of the session its owner quit works after the restart")
+	}
+}

@@ -368,17 +368,17 @@ func (c *conn) contextTree(snap dispatcher.Snapshot, v *readView) map[string]any
 	if len(act) > 20 {
 		act = act[len(act)-20:]
 	}
-	if !v.may(readToolsList) {
-		advertised = nil
-		withheld["lens.advertised"] = withheldBecause(readToolsList)
-	}
-	advertised = orEmpty(advertised)
 	inLens := map[string]bool{}
 	for _, n := range advertised {
 		if id, _, ok := SplitName(c.b.opts.Namespace, n); ok {
 			inLens[id] = true
 		}
 	}
+	if !v.may(readToolsList) {
+		advertised = nil
+		withheld["lens.advertised"] = withheldBecause(readToolsList)
+	}
+	advertised = orEmpty(advertised)
 	widgets := []any{}
 	if v.may(URITree) {
 		ui.Walk(snap.Tree, func(n ui.Node) bool {

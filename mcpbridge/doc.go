@@ -21,5 +21,6 @@
 // Every MCP server of the process, the sessions' and the server-level
 // /mcp endpoint, is held to one authorization gate ([Gate]): every method
 // classified or refused, the read policy on every path to resource
-// content. [DenialResult] is the tool seam's refusal, for /mcp's tools.
+// content, tool answers and the context's parts included (readpolicy.go).
+// [DenialResult] is the tool seam's refusal, for /mcp's tools.
 package mcpbridge

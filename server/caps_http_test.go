@@ -1,0 +1,156 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+)
+
+// httpRacer is one raw HTTP connection of a race: it sends head (and
+// whatever body it has), then reads the answer's status, if one comes.
+type httpRacer struct {
+	mu     sync.Mutex
+	c      net.Conn     // nil until dialed
+	status atomic.Int32 // 0 until an answer's status line is read; -1: failed
+}
+
+// raceHTTP opens n connections to addr at once (released by one barrier),
+// sends head on each and reads their answers in the background; the
+// connections stay open until the test ends or closeHTTP.
+func raceHTTP(t *testing.T, addr string, n int, head string) []*httpRacer {
+	t.Helper()
+	rs := make([]*httpRacer, n)
+	for i := range rs {
+		rs[i] = &httpRacer{}
+	}
+	t.Cleanup(func() { closeHTTP(rs) })
+	barrier := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(func() {
+			<-barrier
+			c, err := net.DialTimeout("tcp", addr, waitShortInternal)
+			if err != nil {
+				r.status.Store(-1)
+				return
+			}
+			r.mu.Lock()
+			r.c = c
+			r.mu.Unlock()
+			if _, err := c.Write([]byte(head)); err != nil {
+				r.status.Store(-1)
+				return
+			}
+			go func() { // ends when the connection is closed
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					r.status.CompareAndSwap(0, -1)
+					return
+				}
+				resp.Body.Close()
+				r.status.Store(int32(resp.StatusCode))
+			}()
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	return rs
+}
+
+func closeHTTP(rs []*httpRacer) {
+	for _, r := range rs {
+		r.mu.Lock()
+		if r.c != nil {
+			_ = r.c.Close()
+		}
+		r.mu.Unlock()
+	}
+}
+
+// statuses counts the racers by the status they got (0: none yet).
+func statuses(rs []*httpRacer) map[int]int {
+	m := map[int]int{}
+	for _, r := range rs {
+		m[int(r.status.Load())]++
+	}
+	return m
+}
+
+// TestCapsProxiedRequestsUnderConcurrency: requests of one client through
+// a trusted proxy, all sent at once and each holding its place (a body
+// that never comes), with MaxHTTPPerIP 3: exactly 3 are let through
+// (the /mcp clients they open are counted while they race, and never
+// pass 3), the others are refused with 429 at once; once they all went,
+// every place is back: the same race again lets 3 through.
+func TestCapsProxiedRequestsUnderConcurrency(t *testing.T) {
+	const limit, racers = 3, 20
+	srv := startHeadlessServer(t, Options{
+		MCP:    MCPOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		Limits: Limits{MaxHTTPPerIP: limit},
+	})
+	// An initialize that waits for "100 Continue" before its body, and then
+	// never sends it: a request let through is answered 100 when the SDK
+	// starts reading the body, and stays in flight; a refused one is
+	// answered 429 at once (its body never read).
+	head := "POST /mcp HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\nAuthorization: Bearer " + keyA +
+		"\r\nX-Forwarded-For: 203.0.113.9\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+		fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(initBody))
+
+	for round := range 2 {
+		stop := make(chan struct{})
+		inFlight, sampled := peak(srv.headless.clientCount, stop)
+		rs := raceHTTP(t, srv.HTTPAddr(), racers, head)
+		testkit.Eventually(t, waitShortInternal, func() bool {
+			st := statuses(rs)
+			return st[http.StatusTooManyRequests]+st[http.StatusContinue] == racers
+		}, "round %d: statuses %v with %d requests in flight", round, statuses(rs), srv.headless.clientCount())
+		close(stop)
+		<-sampled
+		if got := inFlight.Load(); got > limit {
+			t.Errorf("round %d: %d requests of one client in flight at one instant, cap %d", round, got, limit)
+		}
+		if st := statuses(rs); st[http.StatusTooManyRequests] != racers-limit || st[http.StatusContinue] != limit || srv.headless.clientCount() != limit {
+			t.Errorf("round %d: statuses %v, want %d refused and %d in flight", round, st, racers-limit, limit)
+		}
+		closeHTTP(rs)
+		testkit.Eventually(t, waitShortInternal, func() bool { return srv.headless.clientCount() == 0 },
+			"round %d: %d requests still in flight after their connections closed", round, srv.headless.clientCount())
+	}
+}
+
+// TestCapsHTTPConnectionsPerAddressUnderConcurrency: connections from one
+// address opened at once, each sending a keep-alive request and staying
+// open, with MaxHTTPPerIP 3: the server's count of the address's
+// connections, sampled while they race, never passes 3, 3 are served and
+// the rest refused with 429; once they close the count is back to 0 and
+// the same race serves 3 again.
+func TestCapsHTTPConnectionsPerAddressUnderConcurrency(t *testing.T) {
+	const limit, racers = 3, 20
+	srv := startHeadlessServer(t, Options{Limits: Limits{MaxHTTPPerIP: limit}})
+	head := "GET /healthz HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\n\r\n"
+	for round := range 2 {
+		stop := make(chan struct{})
+		held, sampled := peak(func() int { return srv.HTTPConnectionsFrom("127.0.0.1") }, stop)
+		rs := raceHTTP(t, srv.HTTPAddr(), racers, head)
+		testkit.Eventually(t, waitShortInternal, func() bool { return statuses(rs)[0] == 0 },
+			"round %d: statuses %v", round, statuses(rs))
+		close(stop)
+		<-sampled
+		if got := held.Load(); got > limit {
+			t.Errorf("round %d: %d connections of one address held at one instant, cap %d", round, got, limit)
+		}
+		if st := statuses(rs); st[http.StatusOK] != limit || st[http.StatusTooManyRequests] != racers-limit {
+			t.Errorf("round %d: statuses %v, want %d served and %d refused", round, st, limit, racers-limit)
+		}
+		closeHTTP(rs)
+		testkit.Eventually(t, waitShortInternal, func() bool { return srv.HTTPConnectionsFrom("127.0.0.1") == 0 },
+			"round %d: %d connections still counted after they closed", round, srv.HTTPConnectionsFrom("127.0.0.1"))
+	}
+}

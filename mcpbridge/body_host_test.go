@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"pgregory.net/rapid"
 
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
@@ -71,6 +72,9 @@ func TestTrickledBodyIsCutAtItsDeadline(t *testing.T) {
 	}
 	if took > 3*time.Second {
 		t.Fatalf("a trickled body was held %s with a 500ms deadline", took)
+	}
+	if n := testutil.ToFloat64(e.metrics.MCPRejections.WithLabelValues("body_timeout")); n != 1 {
+		t.Fatalf("raxol_mcp_rejections_total{reason=body_timeout} = %v after one", n)
 	}
 	// A body that never comes is cut too.
 	if code, _ := rawRequest(t, e, head(len(body)), nil, 0); code != http.StatusRequestTimeout {

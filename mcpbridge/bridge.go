@@ -276,7 +276,7 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			return
 		}
 		if code, err := ReadBody(w, r, b.opts.BodyTimeout); err != nil {
-			reject(code, "body", err.Error())
+			reject(code, BodyRejection(code), err.Error())
 			return
 		}
 		if opensClient(r, sse) {
@@ -568,6 +568,18 @@ func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) (in
 		w.Header().Set("Connection", "close")
 		return http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err)
 	}
+}
+
+// BodyRejection is the raxol_mcp_rejections_total reason of a ReadBody
+// status.
+func BodyRejection(code int) string {
+	switch code {
+	case http.StatusRequestTimeout:
+		return "body_timeout"
+	case http.StatusRequestEntityTooLarge:
+		return "body_too_large"
+	}
+	return "other"
 }
 
 // HostWellFormed reports whether a Host header value is a host name, an

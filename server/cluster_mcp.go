@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
@@ -377,12 +378,13 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		http.Error(w, "peer endpoints take POST", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, peerBodyLimit))
+	r.Body = http.MaxBytesReader(w, r.Body, peerBodyLimit)
+	if code, err := mcpbridge.ReadBody(w, r, c.s.opts.MCP.BodyTimeout); err != nil {
+		http.Error(w, "peer request: "+err.Error(), code)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			http.Error(w, fmt.Sprintf("peer request body over %d bytes", peerBodyLimit), http.StatusRequestEntityTooLarge)
-			return
-		}
 		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}

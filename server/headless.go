@@ -99,7 +99,7 @@ func (s *Server) newHeadless() (*headless, error) {
 		// Host is checked below, with the operator's allowed hosts.
 		DisableLocalhostProtection: true,
 	})
-	h.handler = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.limitClients(streamable))
+	h.handler = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.readBody(h.limitClients(streamable)))
 	return h, nil
 }
 
@@ -216,6 +216,11 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
+	if !mcpbridge.HostWellFormed(r.Host) {
+		h.s.metrics.MCPRejected("host")
+		http.Error(w, "malformed Host header", http.StatusBadRequest)
+		return
+	}
 	if !mcpbridge.HostAllowed(r, h.s.opts.MCP.AllowedHosts) {
 		h.s.metrics.MCPRejected("host")
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
@@ -236,6 +241,22 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
 	r.Header.Set(hostHeader, r.Host)
 	h.handler.ServeHTTP(w, r)
+}
+
+// readBody reads a request's body within Options.MCP.BodyTimeout, once
+// the API key has passed (an unknown caller is not waited for): a body
+// trickled a byte at a time would hold its handler for as long as the
+// client likes.
+func (h *headless) readBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, controlBodyLimit)
+		if code, err := mcpbridge.ReadBody(w, r, h.s.opts.MCP.BodyTimeout); err != nil {
+			h.s.metrics.MCPRejected(mcpbridge.BodyRejection(code))
+			http.Error(w, err.Error(), code)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // limitClients holds /mcp to Options.Headless.MaxClients clients at any

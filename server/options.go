@@ -42,6 +42,8 @@ const (
 	DefaultToolCallsPerSecond = mcpbridge.DefaultToolCallsPerSecond
 	DefaultToolCallBurst      = mcpbridge.DefaultToolCallBurst
 	DefaultMCPMaxClients      = mcpbridge.DefaultMaxClients
+	DefaultMCPBodyTimeout     = mcpbridge.DefaultBodyTimeout
+	DefaultPresenceGrace      = mcpbridge.DefaultPresenceGrace
 	DefaultClientIdleTimeout  = mcpbridge.DefaultClientIdleTimeout
 	DefaultApprovalTimeout    = mcpbridge.DefaultApprovalTimeout
 
@@ -209,10 +211,22 @@ type MCPOptions struct {
 	// calls; zero means DefaultToolCallsPerSecond and DefaultToolCallBurst.
 	ToolCallsPerSecond float64
 	ToolCallBurst      int
-	// MaxClients caps the agents attached to one session; zero means
-	// DefaultMCPMaxClients. At the cap the least recently active agent
-	// with no stream open and nothing in flight makes room.
+	// MaxClients caps the agents attached to one session, counted from
+	// the moment each starts to open; zero means DefaultMCPMaxClients. At
+	// the cap the least recently active agent not at work makes room: one
+	// with no stream open and nothing in flight, or one holding a stream
+	// that has asked for nothing since its handshake for 2s (a transport
+	// probe). Agents at work are never ended to make room.
 	MaxClients int
+	// BodyTimeout bounds how long a request body may take to arrive once
+	// its headers have, on /sessions/… and /mcp (and a cluster's peer
+	// endpoints); a slower one is answered 408. Zero means
+	// DefaultMCPBodyTimeout.
+	BodyTimeout time.Duration
+	// PresenceGrace is how long an agent whose stream went away stays on
+	// the human's status bar and in the context resource with no other
+	// sign of life; zero means DefaultPresenceGrace.
+	PresenceGrace time.Duration
 	// ClientIdleTimeout closes an agent's MCP client session after this
 	// long without a request from it; zero means DefaultClientIdleTimeout.
 	// Nothing else ends a quiet agent's session.
@@ -350,6 +364,8 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MCP.ToolCallsPerSecond, DefaultToolCallsPerSecond)
 	def(&o.MCP.ToolCallBurst, DefaultToolCallBurst)
 	def(&o.MCP.MaxClients, DefaultMCPMaxClients)
+	def(&o.MCP.BodyTimeout, DefaultMCPBodyTimeout)
+	def(&o.MCP.PresenceGrace, DefaultPresenceGrace)
 	def(&o.MCP.ClientIdleTimeout, DefaultClientIdleTimeout)
 	def(&o.MCP.ApprovalTimeout, DefaultApprovalTimeout)
 	def(&o.Snapshots.MaxBytes, DefaultSnapshotMaxBytes)

@@ -223,6 +223,8 @@ func New(app App, opts Options) (*Server, error) {
 		ToolCallsPerSecond: opts.MCP.ToolCallsPerSecond,
 		ToolCallBurst:      opts.MCP.ToolCallBurst,
 		MaxClients:         opts.MCP.MaxClients,
+		BodyTimeout:        opts.MCP.BodyTimeout,
+		PresenceGrace:      opts.MCP.PresenceGrace,
 		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
 		ClientIdleTimeout:  opts.MCP.ClientIdleTimeout,
 		KeepAlive:          opts.MCP.keepAlive,

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawHTTP writes a request by hand to addr (head without the blank line,
+// then body in pieces gap apart) and returns the answer's status, 0 if
+// none came, and how long it took.
+func rawHTTP(t *testing.T, addr, head string, body []string, gap time.Duration) (int, time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	fmt.Fprintf(conn, "%s\r\n\r\n", head)
+	go func() {
+		for _, p := range body {
+			time.Sleep(gap)
+			if _, err := conn.Write([]byte(p)); err != nil {
+				return
+			}
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, time.Since(start)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, time.Since(start)
+}
+
+// TestMCPEndpointBodyDeadlineAndHost: on /mcp over a real socket, a body
+// trickled a byte at a time is answered 408 at Options.MCP.BodyTimeout,
+// one in pieces within it is served, and a Host with a malformed port is
+// answered 400 before anything else is looked at.
+func TestMCPEndpointBodyDeadlineAndHost(t *testing.T) {
+	srv := startHeadlessServer(t, Options{MCP: MCPOptions{BodyTimeout: 400 * time.Millisecond}})
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"trickle","version":"1"}}}`
+	head := func(host string) string {
+		return strings.Join([]string{
+			"POST /mcp HTTP/1.1",
+			"Host: " + host,
+			"Authorization: Bearer " + keyA,
+			"Content-Type: application/json",
+			"Accept: application/json, text/event-stream",
+			"Content-Length: " + strconv.Itoa(len(body)),
+		}, "\r\n")
+	}
+	code, took := rawHTTP(t, srv.HTTPAddr(), head("localhost"), strings.Split(body, ""), 40*time.Millisecond)
+	if code != http.StatusRequestTimeout || took > 3*time.Second {
+		t.Fatalf("a trickled body on /mcp: %d after %s; want 408 at the 400ms deadline", code, took)
+	}
+	n := len(body) / 3
+	if code, _ := rawHTTP(t, srv.HTTPAddr(), head("localhost"), []string{body[:n], body[n : 2*n], body[2*n:]}, 20*time.Millisecond); code != http.StatusOK {
+		t.Fatalf("a body in pieces within the deadline on /mcp: %d", code)
+	}
+	for _, h := range []string{"localhost:80,evil.example", "localhost:65536", "127.0.0.1:x", "[::1]:0"} {
+		if code, _ := rawHTTP(t, srv.HTTPAddr(), head(h), []string{body}, 0); code != http.StatusBadRequest {
+			t.Errorf("Host %q on /mcp: %d, want 400", h, code)
+		}
+	}
+}

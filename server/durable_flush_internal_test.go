@@ -232,3 +232,41 @@ func TestDurableFlushNeverResurrectsAnEndedSession(t *testing.T) {
 		t.Fatalf("the other session's record holds %q", got)
 	}
 }
+
+// TestDurableFlushNeverUndoesAPause: as for a rotation, a flush holding a
+// record encoded before the human paused the agents must not write it
+// over the pause's own save.
+func TestDurableFlushNeverUndoesAPause(t *testing.T) {
+	t.Parallel()
+	c := &stallingCodec{mark: []byte("MARKED-SESSION")}
+	srv, p := durableFlushServer(t, c)
+	a := startTracked(t, srv, p, "MARKED-SESSION")
+	b := startTracked(t, srv, p, "other")
+	n := 0
+	paused := func() bool {
+		data, err := p.store.Get(context.Background(), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := decodeSaved(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Control.Paused
+	}
+	stalledFlush(t, p, c, func() {
+		n++
+		typeInto(t, a, "MARKED-SESSION "+string(rune('a'+n%26)))
+		typeInto(t, b, "other "+string(rune('a'+n%26)))
+	}, func() {
+		if err := a.SetControl(session.Control{Paused: true}); err != nil {
+			t.Errorf("pause: %v", err)
+		}
+		if !paused() {
+			t.Error("SetControl returned and the store's record is not paused")
+		}
+	})
+	if !paused() {
+		t.Fatal("after the flush the store's record is not paused: a restart would let the agents act")
+	}
+}

@@ -8,9 +8,12 @@ import (
 	"errors"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/store"
@@ -28,11 +31,22 @@ type heldStore struct {
 
 func newHeldStore(t *testing.T) *heldStore {
 	t.Helper()
-	b, err := store.OpenBolt(filepath.Join(t.TempDir(), server.SnapshotFileName), store.BoltOptions{})
+	return openHeldStore(t, filepath.Join(t.TempDir(), server.SnapshotFileName))
+}
+
+func openHeldStore(t *testing.T, path string) *heldStore {
+	t.Helper()
+	b, err := store.OpenBolt(path, store.BoltOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &heldStore{Store: b, arrived: make(chan string, 64)}
+}
+
+// reopen opens the file of h (closed by the server that used it) again.
+func reopen(t *testing.T, h *heldStore) *heldStore {
+	t.Helper()
+	return openHeldStore(t, h.Store.(*store.Bolt).Path())
 }
 
 func (h *heldStore) Put(ctx context.Context, id string, data []byte) error {
@@ -225,4 +239,91 @@ func TestDurableEndDeletesBeforeReported(t *testing.T) {
 	if ids, err := st.List(context.Background()); err != nil || len(ids) != 0 {
 		t.Fatalf("saved %v (%v) after the only session ended", ids, err)
 	}
+}
+
+// savedControl returns the control the store's record of id holds.
+func (h *heldStore) savedControl(t *testing.T, id string) (paused, focusOnly bool) {
+	t.Helper()
+	data, err := h.Store.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Control struct {
+			Paused    bool `json:"paused"`
+			FocusOnly bool `json:"focus_only"`
+		} `json:"control"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Control.Paused, r.Control.FocusOnly
+}
+
+// TestDurablePauseAcknowledgedAfterSave: ctrl+p (agents paused) is in
+// force at once, and the status bar says so only after the store has the
+// record with it; ctrl+f likewise, and handing control back too. A
+// restart on the same store brings the session back paused.
+func TestDurablePauseAcknowledgedAfterSave(t *testing.T) {
+	t.Parallel()
+	st := newHeldStore(t)
+	srv := heldServer(t, st)
+	key := newKey(t)
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice", key: key})
+	id := waitDemo(t, owner)
+	se, _ := srv.Sessions().Get(id)
+
+	step := func(k, shown string, paused, focusOnly bool) {
+		t.Helper()
+		release := st.hold()
+		defer release()
+		owner.Key(k)
+		select {
+		case <-st.arrived:
+		case <-time.After(waitLong):
+			t.Fatalf("%q wrote nothing to the store", k)
+		}
+		if c := se.Control(); c.Paused != paused || c.FocusOnly != focusOnly {
+			t.Fatalf("%q: control %+v while it is being saved, want it in force", k, c)
+		}
+		if shown != "" && strings.Contains(owner.Screen(), shown) {
+			t.Fatalf("%q: the status bar shows %q before the save:\n%s", k, shown, owner.Screen())
+		}
+		if shown == "" && !strings.Contains(owner.Screen(), "agents: focused widget only") {
+			t.Fatalf("%q: the status bar changed before the save:\n%s", k, owner.Screen())
+		}
+		release()
+		if shown != "" {
+			owner.WaitFor(t, shown, waitLong)
+		} else {
+			owner.WaitFor(t, func(s string) bool { return !strings.Contains(s, "agents: focused widget only") }, waitLong)
+		}
+		if p, f := st.savedControl(t, id); p != paused || f != focusOnly {
+			t.Fatalf("%q acknowledged, and the store holds paused=%v focus_only=%v", k, p, f)
+		}
+	}
+	step("\x06", "agents: focused widget only", false, true) // ctrl+f
+	step("\x06", "", false, false)                           // ctrl+f again: back
+	step("\x10", "AGENTS PAUSED", true, false)               // ctrl+p
+
+	token := se.Token()
+	stop(t, srv)
+	srv2 := heldServer(t, reopen(t, st))
+	se2, ok := srv2.Sessions().Get(id)
+	if !ok {
+		t.Fatal("the session was not restored")
+	}
+	if !se2.Control().Paused {
+		t.Fatalf("restored with control %+v, want paused", se2.Control())
+	}
+	ag, err := agentAt(t, srv2.HTTPAddr(), id, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ag.CallTool(context.Background(), &mcp.CallToolParams{Name: "demo.services.select_row", Arguments: map[string]any{"index": 1}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "paused") {
+		t.Fatalf("a write of the restored, paused session's agent: %v %+v", err, res)
+	}
+	back := connectCmd(t, srv2.SSHAddr(), clientOpts{user: "alice", key: key}, "resume "+id)
+	back.WaitFor(t, "AGENTS PAUSED", waitLong)
 }

@@ -24,9 +24,9 @@ const storeTimeout = 5 * time.Second
 // store. What the record holds about who may act in a session is saved
 // before it is acknowledged: a session is written when it starts (save,
 // before its owner or raxol_start's caller is given its token), again
-// when its token is rotated (the session's saver, before the new token
-// is shown), and its record is deleted when it ends (ended, before the
-// end is reported). Everything else (the model, the activity log) is
+// when its token is rotated or what agents may do changes (the session's
+// saver, before the new token or the pause is shown), and its record is
+// deleted when it ends (ended, before the end is reported). Everything else (the model, the activity log) is
 // saved at most once per Every per session, and at once when the server
 // drains. It is the one writer of the store. Its goroutine (run) is
 // started by start and stopped by beginDrain or close.
@@ -61,9 +61,19 @@ type tracked struct {
 	stored    bool // a record of it is in the store
 	version   uint64
 	activity  uint64
-	token     [32]byte
-	failing   bool // its last save failed (logged once)
+	access    access // what its record says about who may act, and how
+	failing   bool   // its last save failed (logged once)
 }
+
+// access is what a record says about who may act in a session and how:
+// the token's hash and what the human lets agents do. A record with an
+// older one than the session's is never written over a newer one.
+type access struct {
+	token   [32]byte
+	control session.Control
+}
+
+func accessOf(se *session.Session) access { return access{se.TokenHash(), se.Control()} }
 
 // openSnapshots opens the snapshot store for an app with a codec, or
 // returns nil when sessions are not saved.
@@ -177,7 +187,7 @@ func (p *persister) restored(se *session.Session, r *savedSession) {
 	defer p.mu.Unlock()
 	p.tracked[se.ID] = &tracked{
 		se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy, stored: true,
-		version: se.Dispatcher.Snapshot().Version, activity: se.ActivitySeq(), token: se.TokenHash(),
+		version: se.Dispatcher.Snapshot().Version, activity: se.ActivitySeq(), access: accessOf(se),
 	}
 	se.SetSaver(func() error { return p.save(se) })
 }
@@ -250,7 +260,7 @@ func (p *persister) save(se *session.Session) error {
 		return nil
 	}
 	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
-	data, tok, err := p.record(t)
+	data, acc, err := p.record(t)
 	if err == nil {
 		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err = p.store.Put(octx, se.ID, data)
@@ -275,7 +285,7 @@ func (p *persister) save(se *session.Session) error {
 	p.s.metrics.SnapshotsSaved.Inc()
 	p.s.metrics.SnapshotBytes.Add(float64(len(data)))
 	p.mu.Lock()
-	t.stored, t.version, t.activity, t.token = true, v, a, tok
+	t.stored, t.version, t.activity, t.access = true, v, a, acc
 	p.mu.Unlock()
 	return nil
 }
@@ -286,14 +296,14 @@ func (p *persister) flush(ctx context.Context) {
 	type job struct {
 		t                 *tracked
 		version, activity uint64
-		token             [32]byte // the token hash its record holds
+		access            access // what its record holds
 		data              []byte
 	}
 	p.mu.Lock()
 	var jobs []job
 	for _, t := range p.tracked {
-		v, a, tok := t.se.Dispatcher.Snapshot().Version, t.se.ActivitySeq(), t.se.TokenHash()
-		if !t.stored || v != t.version || a != t.activity || tok != t.token {
+		v, a := t.se.Dispatcher.Snapshot().Version, t.se.ActivitySeq()
+		if !t.stored || v != t.version || a != t.activity || accessOf(t.se) != t.access {
 			jobs = append(jobs, job{t: t, version: v, activity: a})
 		}
 	}
@@ -309,23 +319,24 @@ func (p *persister) flush(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		data, tok, err := p.record(j.t)
+		data, acc, err := p.record(j.t)
 		if err != nil {
 			continue
 		}
-		j.data, j.token = data, tok
+		j.data, j.access = data, acc
 		encoded = append(encoded, j)
 	}
 	for i := 0; i < len(encoded); i += saveBatch {
 		batch := encoded[i:min(i+saveBatch, len(encoded))]
 		p.writing.Lock()
 		// Written only if still current: a session that ended since has
-		// had its record deleted, and one whose token was rotated since
-		// has been saved with the new one (both under p.writing).
+		// had its record deleted, and one whose token was rotated or whose
+		// agents were paused since has been saved so (both under
+		// p.writing).
 		p.mu.Lock()
 		cur := batch[:0]
 		for _, j := range batch {
-			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && j.t.se.TokenHash() == j.token {
+			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access {
 				cur = append(cur, j)
 			}
 		}
@@ -338,7 +349,7 @@ func (p *persister) flush(ctx context.Context) {
 		p.mu.Lock()
 		for k, j := range cur {
 			if ok[k] {
-				j.t.stored, j.t.version, j.t.activity, j.t.token = true, j.version, j.activity, j.token
+				j.t.stored, j.t.version, j.t.activity, j.t.access = true, j.version, j.activity, j.access
 			}
 		}
 		p.mu.Unlock()
@@ -390,11 +401,11 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	return ok
 }
 
-// record encodes one session's record and returns it with the token hash
-// it holds, or says why not (logged and counted here). The version flush
-// read before the encode is what it remembers: a change during the encode
-// is saved next time.
-func (p *persister) record(t *tracked) ([]byte, [32]byte, error) {
+// record encodes one session's record and returns it with what it holds
+// about who may act in the session, or says why not (logged and counted
+// here). The version flush read before the encode is what it remembers: a
+// change during the encode is saved next time.
+func (p *persister) record(t *tracked) ([]byte, access, error) {
 	se := t.se
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
@@ -407,7 +418,7 @@ func (p *persister) record(t *tracked) ([]byte, [32]byte, error) {
 		if p.firstFailure(t) {
 			p.s.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
 		}
-		return nil, [32]byte{}, err
+		return nil, access{}, err
 	}
 	sv := se.Save()
 	p.mu.Lock()
@@ -416,25 +427,25 @@ func (p *persister) record(t *tracked) ([]byte, [32]byte, error) {
 	rec := savedSession{
 		Format: savedFormat, App: p.s.app.Name, Version: p.codec.Version,
 		ID: sv.ID, TokenSHA256: hex.EncodeToString(sv.TokenHash[:]), Owner: sv.Owner, Created: sv.Created,
-		Activity: sv.Activity, SSHOwned: sshOwned, StartedBy: startedBy,
+		Activity: sv.Activity, Control: sv.Control, SSHOwned: sshOwned, StartedBy: startedBy,
 		Node: p.s.nodeID(), SavedAt: time.Now(), Model: model,
 	}
 	data, err := json.Marshal(&rec)
 	if err != nil {
 		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
-		return nil, [32]byte{}, fmt.Errorf("session snapshot %s: %w", se.ID, err)
+		return nil, access{}, fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	if len(data) > p.max {
 		p.s.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
 		if p.firstFailure(t) {
 			p.s.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
 		}
-		return nil, [32]byte{}, store.ErrTooLarge
+		return nil, access{}, store.ErrTooLarge
 	}
 	p.mu.Lock()
 	t.failing = false
 	p.mu.Unlock()
-	return data, sv.TokenHash, nil
+	return data, access{sv.TokenHash, sv.Control}, nil
 }
 
 // firstFailure marks t as failing to save and reports whether it was not

@@ -121,6 +121,9 @@ type savedSession struct {
 	Owner       session.Owner    `json:"owner"`
 	Created     time.Time        `json:"created"`
 	Activity    []session.Action `json:"activity,omitempty"`
+	// Control is what the human let agents do (paused, focus only);
+	// records written before it was saved have none: not restricted.
+	Control session.Control `json:"control"`
 	// SSHOwned is set for a session an SSH login started (restored
 	// detached, for its owner to resume); StartedBy for one raxol_start
 	// started (the owner key of its API key).
@@ -138,7 +141,7 @@ func (r *savedSession) saved() (session.Saved, error) {
 		return sv, errors.New("bad token hash")
 	}
 	copy(sv.TokenHash[:], h)
-	sv.ID, sv.Owner, sv.Created, sv.Activity = r.ID, r.Owner, r.Created, r.Activity
+	sv.ID, sv.Owner, sv.Created, sv.Activity, sv.Control = r.ID, r.Owner, r.Created, r.Activity, r.Control
 	return sv, nil
 }
 

@@ -133,15 +133,21 @@ type Control struct {
 	FocusOnly bool `json:"focus_only"`
 }
 
-// SetControl changes what agents may do and signals watchers.
-func (s *Session) SetControl(c Control) {
+// SetControl changes what agents may do and signals watchers. The change
+// is in force at once; with a saver installed (Session.SetSaver) it is
+// saved before SetControl returns, so that a crash after the human was
+// shown it cannot undo it (a pause, above all). When saving fails the
+// change is in force all the same and the error wraps ErrNotSaved.
+func (s *Session) SetControl(c Control) error {
 	s.mu.Lock()
 	changed := s.shared.control != c
 	s.shared.control = c
 	s.mu.Unlock()
-	if changed {
-		s.signalPresence() // watchers, and terminals' status bars
+	if !changed {
+		return nil
 	}
+	s.signalPresence() // watchers, and terminals' status bars
+	return s.saveNow()
 }
 
 // Control returns what agents may do.

@@ -15,7 +15,7 @@ import (
 // Saved is what a session needs to come back, after a restart or on
 // another node, as the same session: its id, its bearer token (as a hash:
 // agents that had the token are let in again), who owns it, when it
-// started and the recent activity log. The model is saved by the app's
+// started, the recent activity log and what agents may do. The model is saved by the app's
 // own codec, beside it.
 type Saved struct {
 	ID        string
@@ -25,11 +25,14 @@ type Saved struct {
 	// Activity is the log's most recent entries, oldest first (at most
 	// MaxActivity are taken back).
 	Activity []Action
+	// Control is what the human let agents do: a session its owner
+	// paused comes back paused.
+	Control Control
 }
 
 // Save returns what [Manager.Restore] needs to bring s back.
 func (s *Session) Save() Saved {
-	return Saved{ID: s.ID, TokenHash: s.TokenHash(), Owner: s.Owner, Created: s.Created, Activity: s.Activity()}
+	return Saved{ID: s.ID, TokenHash: s.TokenHash(), Owner: s.Owner, Created: s.Created, Activity: s.Activity(), Control: s.Control()}
 }
 
 // ActivitySeq grows with every change to the activity log: a saver
@@ -45,8 +48,8 @@ var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{24}$`)
 
 // Restore brings back the session sv describes, around model (decoded by
 // the app's codec), which folds restored (a ui.Restored) first instead of
-// running Init. The session keeps its id, token hash, owner and start
-// time; its activity log is what was saved, cleaned again (a snapshot is
+// running Init. The session keeps its id, token hash, owner, start time
+// and what agents may do (Control); its activity log is what was saved, cleaned again (a snapshot is
 // outside text like any other). It counts against its owner's sessions
 // but is never refused for the per-owner cap: it was within it when it
 // was saved. It fails with ErrExists when a session with that id is live,
@@ -76,6 +79,7 @@ func (m *Manager) Restore(app string, sv Saved, model ui.Model, restored ui.Rest
 	}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.token.Store(&token{hash: sv.TokenHash})
+	s.shared.control = sv.Control
 	s.lastInput.Store(m.now().UnixNano())
 	acts := sv.Activity
 	if len(acts) > MaxActivity {

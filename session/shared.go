@@ -240,8 +240,9 @@ var ErrNotSaved = errors.New("session: the change is in force but was not saved"
 // SetSaver installs save, which writes the session's record where it
 // survives a crash of the process (the server's snapshot store) and
 // returns once it is there; nil removes it. A change to what the record
-// holds about who may act in the session (the token) is saved with it
-// before it is reported done: RotateToken returns only after save.
+// holds about who may act in the session and how (the token, Control) is
+// saved with it before it is reported done: RotateToken and SetControl
+// return only after save.
 // save is called without the session's locks held.
 func (s *Session) SetSaver(save func() error) {
 	s.mu.Lock()

@@ -651,7 +651,11 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			} else {
 				c.FocusOnly = !c.FocusOnly
 			}
-			m.sess.SetControl(c)
+			// SetControl returns once the change is saved: the status
+			// bar shows it only then.
+			if err := m.sess.SetControl(c); err != nil {
+				m.notice = "saving this failed, so a restart of the server may undo it"
+			}
 		}
 		return nil
 	case "ctrl+r":

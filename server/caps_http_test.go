@@ -2,10 +2,10 @@ package server
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,7 +54,7 @@ func raceHTTP(t *testing.T, addr string, n int, head string) []*httpRacer {
 					r.status.CompareAndSwap(0, -1)
 					return
 				}
-				resp.Body.Close()
+				// (Not resp.Body.Close: it would read a stream to its end.)
 				r.status.Store(int32(resp.StatusCode))
 			}()
 		})
@@ -84,45 +84,38 @@ func statuses(rs []*httpRacer) map[int]int {
 }
 
 // TestCapsProxiedRequestsUnderConcurrency: requests of one client through
-// a trusted proxy, all sent at once and each holding its place (a body
-// that never comes), with MaxHTTPPerIP 3: exactly 3 are let through
-// (the /mcp clients they open are counted while they race, and never
-// pass 3), the others are refused with 429 at once; once they all went,
-// every place is back: the same race again lets 3 through.
+// a trusted proxy, all sent at once and each holding its place (an SSE
+// stream of a session's endpoint, which stays open until the client
+// closes it), with MaxHTTPPerIP 3: exactly 3 are let through and held at
+// the same instant (none of them ends before the test closes it), the
+// others are refused with 429 at once; once they all went, every place is
+// back: the same race again lets 3 through.
 func TestCapsProxiedRequestsUnderConcurrency(t *testing.T) {
 	const limit, racers = 3, 20
 	srv := startHeadlessServer(t, Options{
-		MCP:    MCPOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}},
+		MCP:    MCPOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, MaxClients: 64},
 		Limits: Limits{MaxHTTPPerIP: limit},
 	})
-	// An initialize that waits for "100 Continue" before its body, and then
-	// never sends it: a request let through is answered 100 when the SDK
-	// starts reading the body, and stays in flight; a refused one is
-	// answered 429 at once (its body never read).
-	head := "POST /mcp HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\nAuthorization: Bearer " + keyA +
-		"\r\nX-Forwarded-For: 203.0.113.9\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
-		fmt.Sprintf("Expect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(initBody))
+	started := mustCall(t, control(t, srv, keyA), ToolStart, nil)
+	id, token := started["id"].(string), started["token"].(string)
+	head := "GET /sessions/" + id + "/sse HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\nAuthorization: Bearer " + token +
+		"\r\nX-Forwarded-For: 203.0.113.9\r\nAccept: text/event-stream\r\n\r\n"
 
 	for round := range 2 {
-		stop := make(chan struct{})
-		inFlight, sampled := peak(srv.headless.clientCount, stop)
 		rs := raceHTTP(t, srv.HTTPAddr(), racers, head)
 		testkit.Eventually(t, waitShortInternal, func() bool {
 			st := statuses(rs)
-			return st[http.StatusTooManyRequests]+st[http.StatusContinue] == racers
-		}, "round %d: statuses %v with %d requests in flight", round, statuses(rs), srv.headless.clientCount())
-		close(stop)
-		<-sampled
-		if got := inFlight.Load(); got > limit {
-			t.Errorf("round %d: %d requests of one client in flight at one instant, cap %d", round, got, limit)
-		}
-		if st := statuses(rs); st[http.StatusTooManyRequests] != racers-limit || st[http.StatusContinue] != limit || srv.headless.clientCount() != limit {
-			t.Errorf("round %d: statuses %v, want %d refused and %d in flight", round, st, racers-limit, limit)
+			return st[http.StatusTooManyRequests]+st[http.StatusOK] == racers
+		}, "round %d: statuses %v", round, statuses(rs))
+		if st := statuses(rs); st[http.StatusTooManyRequests] != racers-limit || st[http.StatusOK] != limit {
+			t.Errorf("round %d: statuses %v, want %d refused and %d streams held", round, st, racers-limit, limit)
 		}
 		closeHTTP(rs)
-		testkit.Eventually(t, waitShortInternal, func() bool { return srv.headless.clientCount() == 0 },
-			"round %d: %d requests still in flight after their connections closed", round, srv.headless.clientCount())
 	}
+	// Another client through the same proxy has its own places.
+	other := strings.Replace(head, "203.0.113.9", "203.0.113.10", 1)
+	rs := raceHTTP(t, srv.HTTPAddr(), 1, other)
+	testkit.Eventually(t, waitShortInternal, func() bool { return statuses(rs)[http.StatusOK] == 1 }, "another client: %v", statuses(rs))
 }
 
 // TestCapsHTTPConnectionsPerAddressUnderConcurrency: connections from one

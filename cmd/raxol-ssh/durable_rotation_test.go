@@ -9,21 +9,23 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
 // durableNode starts the binary on a fresh data directory and logs its
 // owner in; it returns the args to start it again on the same directory.
-func durableNode(t *testing.T) (n *node, args []string, owner *testkit.Term) {
+func durableNode(t *testing.T) (n *node, args []string, owner *testkit.Term, key gossh.Signer) {
 	t.Helper()
 	dir := t.TempDir()
 	args = []string{"--data-dir", filepath.Join(dir, "data"),
 		"--ssh-addr", "127.0.0.1:" + freePort(t), "--http-addr", "127.0.0.1:" + freePort(t)}
 	n = startBinary(t, args...)
-	owner = testkit.RunAs(t, args[3], "alice", testkit.NewKey(t), "")
+	key = testkit.NewKey(t)
+	owner = testkit.RunAs(t, args[3], "alice", key, "")
 	owner.WaitFor("Services (")
-	return n, args, owner
+	return n, args, owner, key
 }
 
 // attachPanel opens the attach panel and returns the session's URL, id and
@@ -104,7 +106,7 @@ func TestDurableRotationSurvivesKill(t *testing.T) {
 	for _, delay := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond} {
 		t.Run(fmt.Sprintf("kill_after_%s", delay), func(t *testing.T) {
 			t.Parallel()
-			n, args, owner := durableNode(t)
+			n, args, owner, _ := durableNode(t)
 			url, _, old := attachPanel(t, owner)
 			fresh := rotate(t, owner, old)
 			time.Sleep(delay)
@@ -125,7 +127,7 @@ func TestDurableRotationSurvivesKill(t *testing.T) {
 // process killed at once after the second: only the last token works.
 func TestDurableRotationTwiceSurvivesKill(t *testing.T) {
 	t.Parallel()
-	n, args, owner := durableNode(t)
+	n, args, owner, _ := durableNode(t)
 	// Let the saver write the session once, with its first token.
 	url, _, first := attachPanel(t, owner)
 	time.Sleep(1500 * time.Millisecond)
@@ -147,7 +149,7 @@ func TestDurableRotationTwiceSurvivesKill(t *testing.T) {
 // the revocation was on disk before the owner saw the session end.
 func TestDurableQuitSurvivesKill(t *testing.T) {
 	t.Parallel()
-	n, args, owner := durableNode(t)
+	n, args, owner, _ := durableNode(t)
 	url, _, token := attachPanel(t, owner)
 	time.Sleep(1500 * time.Millisecond) // the saver's tick has written it, fix or not
 	owner.Type("\x03")                  // ctrl+c
@@ -161,4 +163,34 @@ func TestDurableQuitSurvivesKill(t *testing.T) {
 	if _, err := connectAgent(t, url, token); err == nil {
 		t.Fatal("the token of the session its owner quit works after the restart")
 	}
+}
+
+// TestDurablePauseSurvivesKill: the owner pauses the agents (ctrl+p) and
+// the process is killed with SIGKILL as soon as the status bar says so.
+// After a restart the session is there, still paused: its agent's write
+// is refused and the owner's resume shows the pause.
+func TestDurablePauseSurvivesKill(t *testing.T) {
+	t.Parallel()
+	n, args, owner, key := durableNode(t)
+	url, id, token := attachPanel(t, owner)
+	owner.Type("\x0f")                  // ctrl+o closes the panel: the status bar shows
+	time.Sleep(1500 * time.Millisecond) // the saver's tick has written it unpaused, fix or not
+	owner.Type("\x10")                  // ctrl+p
+	owner.WaitFor("AGENTS PAUSED")
+	n.kill(t)
+	owner.Close()
+
+	startBinary(t, args...)
+	ag, err := connectAgent(t, url, token)
+	if err != nil {
+		t.Fatalf("the session's token after the restart: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := ag.CallTool(ctx, &mcp.CallToolParams{Name: "demo.services.select_row", Arguments: map[string]any{"index": 1}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "paused") {
+		t.Fatalf("an agent's write after the restart of a paused session: %v %+v", err, res)
+	}
+	back := testkit.RunAs(t, args[3], "alice", key, "resume "+id)
+	back.WaitFor("AGENTS PAUSED")
 }

@@ -3,9 +3,12 @@
 // What flows in: a request to start a session for an owner (SSH user and
 // key fingerprint) with a fresh app model, or to restore one from what
 // [Session.Save] gave ([Manager.Restore]: the same id, the token as its
-// hash, owner, start time and activity, around a decoded model that folds
-// ui.Restored instead of Init); terminals and agents attaching and
-// detaching; input timestamps.
+// hash, owner, start time, activity and control, around a decoded model
+// that folds ui.Restored instead of Init); terminals and agents attaching
+// and detaching; input timestamps. A saver ([Session.SetSaver], the
+// server's snapshot store) is called by [Session.RotateToken] and
+// [Session.SetControl] before they return, so a change to who may act is
+// durable before anyone is told of it.
 //
 // What flows out: [Session] values holding the session's id (the public
 // handle in URLs, 144 random bits), its separate MCP bearer token (256

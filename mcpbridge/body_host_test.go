@@ -1,9 +1,7 @@
 package mcpbridge_test
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -14,40 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"pgregory.net/rapid"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 )
-
-// rawRequest writes a request by hand on a new connection to the env's
-// server: head (the request line and headers, without the blank line),
-// then body in pieces, gap apart. It returns the status line's code, or 0
-// if the connection gave none.
-func rawRequest(t *testing.T, e *env, head string, body []string, gap time.Duration) (int, time.Duration) {
-	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(e.http.URL, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start := time.Now()
-	if _, err := fmt.Fprintf(conn, "%s\r\n\r\n", head); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for _, p := range body {
-			time.Sleep(gap)
-			if _, err := conn.Write([]byte(p)); err != nil {
-				return
-			}
-		}
-	}()
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		return 0, time.Since(start)
-	}
-	resp.Body.Close()
-	return resp.StatusCode, time.Since(start)
-}
 
 // TestTrickledBodyIsCutAtItsDeadline: a body sent a byte at a time is
 // answered 408 once BodyTimeout has passed, however slowly it keeps
@@ -66,7 +34,7 @@ func TestTrickledBodyIsCutAtItsDeadline(t *testing.T) {
 		}, "\r\n")
 	}
 	bytewise := strings.Split(body, "")
-	code, took := rawRequest(t, e, head(len(body)), bytewise, 50*time.Millisecond) // would take ~9 s
+	code, took := testkit.RawHTTP(t, strings.TrimPrefix(e.http.URL, "http://"), []string{head(len(body))}, bytewise, 50*time.Millisecond) // would take ~9 s
 	if code != http.StatusRequestTimeout {
 		t.Fatalf("a trickled body got %d after %s; want 408", code, took)
 	}
@@ -77,13 +45,13 @@ func TestTrickledBodyIsCutAtItsDeadline(t *testing.T) {
 		t.Fatalf("raxol_mcp_rejections_total{reason=body_timeout} = %v after one", n)
 	}
 	// A body that never comes is cut too.
-	if code, _ := rawRequest(t, e, head(len(body)), nil, 0); code != http.StatusRequestTimeout {
+	if code, _ := testkit.RawHTTP(t, strings.TrimPrefix(e.http.URL, "http://"), []string{head(len(body))}, nil, 0); code != http.StatusRequestTimeout {
 		t.Fatalf("a body that never came got %d; want 408", code)
 	}
 	// Four pieces within the deadline are a request like any other.
 	n := len(body) / 4
 	pieces := []string{body[:n], body[n : 2*n], body[2*n : 3*n], body[3*n:]}
-	if code, _ := rawRequest(t, e, head(len(body)), pieces, 20*time.Millisecond); code != http.StatusOK {
+	if code, _ := testkit.RawHTTP(t, strings.TrimPrefix(e.http.URL, "http://"), []string{head(len(body))}, pieces, 20*time.Millisecond); code != http.StatusOK {
 		t.Fatalf("a body in pieces within the deadline got %d", code)
 	}
 	// A chunked body is bounded the same way.
@@ -92,7 +60,7 @@ func TestTrickledBodyIsCutAtItsDeadline(t *testing.T) {
 	for _, c := range bytewise {
 		chunks = append(chunks, "1\r\n"+c+"\r\n")
 	}
-	if code, _ := rawRequest(t, e, chunked, append(chunks, "0\r\n\r\n"), 50*time.Millisecond); code != http.StatusRequestTimeout {
+	if code, _ := testkit.RawHTTP(t, strings.TrimPrefix(e.http.URL, "http://"), []string{chunked}, append(chunks, "0\r\n\r\n"), 50*time.Millisecond); code != http.StatusRequestTimeout {
 		t.Fatalf("a trickled chunked body got %d; want 408", code)
 	}
 }
@@ -111,7 +79,7 @@ func TestMalformedHostsAreRefused(t *testing.T) {
 			"Accept: application/json, text/event-stream",
 			"Content-Length: 40",
 		}, "\r\n")
-		code, _ := rawRequest(t, e, head, []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, 0)
+		code, _ := testkit.RawHTTP(t, strings.TrimPrefix(e.http.URL, "http://"), []string{head}, []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`}, 0)
 		return code
 	}
 	for _, h := range []string{

@@ -16,7 +16,6 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
-	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
@@ -24,19 +23,9 @@ import (
 // max clients.
 func newCapEnv(t *testing.T, max int, o mcpbridge.Options) *env {
 	t.Helper()
-	e := &env{t: t, metrics: metrics.New()}
-	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
-	o.Namespace, o.Metrics, o.MaxClients = "app", e.metrics, max
+	o.MaxClients = max
 	o.ToolCallsPerSecond, o.ToolCallBurst = 1e6, 1e6
-	e.bridge = newTestBridge(t, e.mgr, o)
-	e.http = serveHTTP(t, e.bridge)
-	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
-	var ok bool
-	var err error
-	if e.session, ok, err = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0); err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	return e
+	return newLifetimeEnv(t, o, session.Options{})
 }
 
 // rawPost POSTs one JSON-RPC message to the session's Streamable endpoint

@@ -94,13 +94,9 @@ func (cl *client) hideAfter(d time.Duration, gone func() bool) {
 			cl.pmu.Unlock()
 			return
 		}
-		cl.hide = nil
-		p := cl.presence
-		cl.presence = nil
+		p := cl.unshowLocked()
 		cl.pmu.Unlock()
-		if p != nil {
-			p.Detach()
-		}
+		detach(p)
 	})
 	cl.hide = t
 }
@@ -109,13 +105,25 @@ func (cl *client) hideAfter(d time.Duration, gone func() bool) {
 func (cl *client) leave() {
 	cl.pmu.Lock()
 	cl.left = true
+	p := cl.unshowLocked()
+	cl.pmu.Unlock()
+	detach(p)
+}
+
+// unshowLocked takes the client's entry out of its fields, and a pending
+// hide with it; the caller detaches the entry once cl.pmu is unlocked.
+func (cl *client) unshowLocked() *session.Presence {
 	if cl.hide != nil {
 		cl.hide.Stop()
 		cl.hide = nil
 	}
 	p := cl.presence
 	cl.presence = nil
-	cl.pmu.Unlock()
+	return p
+}
+
+// detach takes p, if any, out of the session's presence.
+func detach(p *session.Presence) {
 	if p != nil {
 		p.Detach()
 	}

@@ -1,44 +1,14 @@
 package server
 
 import (
-	"bufio"
-	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// rawHTTP writes a request by hand to addr (head without the blank line,
-// then body in pieces gap apart) and returns the answer's status, 0 if
-// none came, and how long it took.
-func rawHTTP(t *testing.T, addr, head string, body []string, gap time.Duration) (int, time.Duration) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start := time.Now()
-	fmt.Fprintf(conn, "%s\r\n\r\n", head)
-	go func() {
-		for _, p := range body {
-			time.Sleep(gap)
-			if _, err := conn.Write([]byte(p)); err != nil {
-				return
-			}
-		}
-	}()
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		return 0, time.Since(start)
-	}
-	resp.Body.Close()
-	return resp.StatusCode, time.Since(start)
-}
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+)
 
 // TestMCPEndpointBodyDeadlineAndHost: on /mcp over a real socket, a body
 // trickled a byte at a time is answered 408 at Options.MCP.BodyTimeout,
@@ -57,16 +27,16 @@ func TestMCPEndpointBodyDeadlineAndHost(t *testing.T) {
 			"Content-Length: " + strconv.Itoa(len(body)),
 		}, "\r\n")
 	}
-	code, took := rawHTTP(t, srv.HTTPAddr(), head("localhost"), strings.Split(body, ""), 40*time.Millisecond)
+	code, took := testkit.RawHTTP(t, srv.HTTPAddr(), []string{head("localhost")}, strings.Split(body, ""), 40*time.Millisecond)
 	if code != http.StatusRequestTimeout || took > 3*time.Second {
 		t.Fatalf("a trickled body on /mcp: %d after %s; want 408 at the 400ms deadline", code, took)
 	}
 	n := len(body) / 3
-	if code, _ := rawHTTP(t, srv.HTTPAddr(), head("localhost"), []string{body[:n], body[n : 2*n], body[2*n:]}, 20*time.Millisecond); code != http.StatusOK {
+	if code, _ := testkit.RawHTTP(t, srv.HTTPAddr(), []string{head("localhost")}, []string{body[:n], body[n : 2*n], body[2*n:]}, 20*time.Millisecond); code != http.StatusOK {
 		t.Fatalf("a body in pieces within the deadline on /mcp: %d", code)
 	}
 	for _, h := range []string{"localhost:80,evil.example", "localhost:65536", "127.0.0.1:x", "[::1]:0"} {
-		if code, _ := rawHTTP(t, srv.HTTPAddr(), head(h), []string{body}, 0); code != http.StatusBadRequest {
+		if code, _ := testkit.RawHTTP(t, srv.HTTPAddr(), []string{head(h)}, []string{body}, 0); code != http.StatusBadRequest {
 			t.Errorf("Host %q on /mcp: %d, want 400", h, code)
 		}
 	}

@@ -124,7 +124,12 @@ func (r *racer) start(t *testing.T, addr string, o clientOpts, beforeShell func(
 	r.sess.Stderr = &r.stderr
 	waited = true
 	beforeShell()
-	if err := r.sess.Shell(); err != nil {
+	if o.command != "" {
+		err = r.sess.Start(o.command)
+	} else {
+		err = r.sess.Shell()
+	}
+	if err != nil {
 		return err
 	}
 	go func() {

@@ -352,7 +352,11 @@ func (s *Session) RequestApproval(ctx context.Context, req ApprovalRequest) (App
 	if f == nil {
 		return Refused, ErrNoTerminal
 	}
-	defer s.addPending(Pending{Kind: PendingApproval, ID: req.ID, Tool: req.Tool, Agent: req.Agent})()
+	done, ok := s.addPending(Pending{Kind: PendingApproval, ID: req.ID, Tool: req.Tool, Agent: req.Agent})
+	if !ok {
+		return Refused, nil // as the terminal refuses one over what it holds
+	}
+	defer done()
 	return f(ctx, req)
 }
 
@@ -402,7 +406,11 @@ func (s *Session) RequestJoin(ctx context.Context, req JoinRequest) (JoinAnswer,
 	if f == nil {
 		return JoinRefused, ErrNoTerminal
 	}
-	defer s.addPending(Pending{Kind: PendingJoin, ID: req.ID, User: req.User})()
+	done, ok := s.addPending(Pending{Kind: PendingJoin, ID: req.ID, User: req.User})
+	if !ok {
+		return JoinRefused, nil // as the terminal refuses one over what it holds
+	}
+	defer done()
 	return f(ctx, req)
 }
 
@@ -425,30 +433,37 @@ type Pending struct {
 	Since time.Time `json:"since"`
 }
 
-// maxPending bounds the prompts listed as pending (the terminal queues at
-// most 16 per kind; more are refused at once).
-const maxPending = 64
+// maxPending bounds the prompts pending at once in a session, approvals
+// and joins together: as many as the owner's terminal holds (tui's
+// maxPendingApprovals). The pending list is their one count: a prompt
+// takes its place there before it is put to the human, and one more is
+// refused at once, never listed nor shown; so what the list says is
+// pending (what agents read) is what the human has to answer, even when
+// many arrive at once.
+const maxPending = 16
 
-// addPending lists p as pending until the returned func is called, and
-// signals watchers both times.
-func (s *Session) addPending(p Pending) func() {
+// addPending lists p as pending until the returned func is called
+// (idempotent), and signals watchers both times; ok is false, and nothing
+// listed, when maxPending prompts are pending already.
+func (s *Session) addPending(p Pending) (done func(), ok bool) {
 	p.Since = s.now()
 	s.mu.Lock()
-	listed := len(s.shared.pending) < maxPending
-	if listed {
-		s.shared.pending = append(s.shared.pending, p)
-	}
-	s.mu.Unlock()
-	if !listed {
-		return func() {}
-	}
-	s.signal()
-	return func() {
-		s.mu.Lock()
-		s.shared.pending = slices.DeleteFunc(s.shared.pending, func(q Pending) bool { return q.Kind == p.Kind && q.ID == p.ID })
+	if len(s.shared.pending) >= maxPending {
 		s.mu.Unlock()
-		s.signal()
+		return func() {}, false
 	}
+	s.shared.pending = append(s.shared.pending, p)
+	s.mu.Unlock()
+	s.signal()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.shared.pending = slices.DeleteFunc(s.shared.pending, func(q Pending) bool { return q.Kind == p.Kind && q.ID == p.ID })
+			s.mu.Unlock()
+			s.signal()
+		})
+	}, true
 }
 
 // Pending returns the prompts waiting for the human, oldest first.

@@ -133,3 +133,67 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 // waitShortInternal is how long the internal tests wait for a condition
 // (generous: -race on two cores).
 const waitShortInternal = 10 * time.Second
+
+// TestCapsHeadlessStartsUnderConcurrency: raxol_start called at once (one
+// barrier) by 12 clients of one API key, whose cap is 3 sessions: never
+// more than 3 of its sessions live at any instant (sampled while they
+// race), exactly 3 started and the rest told the limit; once stopped, the
+// key starts 3 again.
+func TestCapsHeadlessStartsUnderConcurrency(t *testing.T) {
+	const limit, racers = 3, 24
+	srv := startHeadlessServer(t, Options{Limits: Limits{MaxSessionsPerUser: limit}})
+	clients := make([]*mcp.ClientSession, racers)
+	for i := range clients {
+		clients[i] = control(t, srv, keyA)
+	}
+	stop := make(chan struct{})
+	live, sampled := peak(srv.Sessions().Count, stop)
+	barrier := make(chan struct{})
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		ids     []string
+		limited int
+		others  []any
+	)
+	for _, cs := range clients {
+		wg.Go(func() {
+			<-barrier
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolStart})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				others = append(others, err)
+			case !res.IsError:
+				ids = append(ids, res.StructuredContent.(map[string]any)["id"].(string))
+			case strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"limit"`):
+				limited++
+			default:
+				others = append(others, res.Content[0].(*mcp.TextContent).Text)
+			}
+		})
+	}
+	close(barrier)
+	wg.Wait()
+	close(stop)
+	<-sampled
+	if len(others) > 0 {
+		t.Fatalf("%d starts failed otherwise than the limit, first: %v", len(others), others[0])
+	}
+	if got := live.Load(); got > limit {
+		t.Errorf("%d sessions of one key live at one instant, cap %d", got, limit)
+	}
+	if len(ids) != limit || limited != racers-limit {
+		t.Errorf("%d started, %d told the limit, want %d and %d", len(ids), limited, limit, racers-limit)
+	}
+	for _, id := range ids {
+		mustCall(t, clients[0], ToolStop, map[string]any{"id": id})
+	}
+	testkit.Eventually(t, waitShortInternal, func() bool { return srv.Sessions().Count() == 0 }, "%d sessions after stopping", srv.Sessions().Count())
+	for range limit {
+		mustCall(t, clients[0], ToolStart, nil)
+	}
+}

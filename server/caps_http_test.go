@@ -147,3 +147,42 @@ func TestCapsHTTPConnectionsPerAddressUnderConcurrency(t *testing.T) {
 			"round %d: %d connections still counted after they closed", round, srv.HTTPConnectionsFrom("127.0.0.1"))
 	}
 }
+
+// TestCapsHTTPConnectionsInTotalUnderConcurrency: 20 connections opened at
+// once, each sending a keep-alive request and staying open, with
+// MaxHTTPConnections 4: the connections the server holds (counted by the
+// per-address count, whose cap is far) never pass 4 at any instant while
+// they race, 4 are served and the others wait; as the served ones close,
+// the waiting ones are served 4 at a time; at the end none is held.
+func TestCapsHTTPConnectionsInTotalUnderConcurrency(t *testing.T) {
+	const limit, racers = 4, 20
+	srv := startHeadlessServer(t, Options{Limits: Limits{MaxHTTPConnections: limit, MaxHTTPPerIP: 1000}})
+	head := "GET /healthz HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\n\r\n"
+	stop := make(chan struct{})
+	held, sampled := peak(func() int { return srv.HTTPConnectionsFrom("127.0.0.1") }, stop)
+	rs := raceHTTP(t, srv.HTTPAddr(), racers, head)
+	for served := limit; served <= racers; served += limit {
+		testkit.Eventually(t, waitShortInternal, func() bool { return statuses(rs)[http.StatusOK] == served },
+			"want %d served, statuses %v", served, statuses(rs))
+		if n := srv.HTTPConnectionsFrom("127.0.0.1"); n != limit {
+			t.Errorf("%d connections held with %d served, want %d", n, served, limit)
+		}
+		var done []*httpRacer
+		for _, r := range rs {
+			if r.status.Load() == http.StatusOK {
+				done = append(done, r)
+			}
+		}
+		closeHTTP(done) // closing one already closed does nothing
+	}
+	testkit.Eventually(t, waitShortInternal, func() bool { return srv.HTTPConnectionsFrom("127.0.0.1") == 0 },
+		"%d connections held after all closed", srv.HTTPConnectionsFrom("127.0.0.1"))
+	close(stop)
+	<-sampled
+	if got := held.Load(); got > limit {
+		t.Errorf("%d connections held at one instant, cap %d", got, limit)
+	}
+	if st := statuses(rs); st[http.StatusOK] != racers {
+		t.Errorf("statuses %v, want all %d served in turn", st, racers)
+	}
+}

@@ -135,7 +135,7 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 const waitShortInternal = 10 * time.Second
 
 // TestCapsHeadlessStartsUnderConcurrency: raxol_start called at once (one
-// barrier) by 12 clients of one API key, whose cap is 3 sessions: never
+// barrier) by 24 clients of one API key, whose cap is 3 sessions: never
 // more than 3 of its sessions live at any instant (sampled while they
 // race), exactly 3 started and the rest told the limit; once stopped, the
 // key starts 3 again.

@@ -270,3 +270,39 @@ func TestDurableFlushNeverUndoesAPause(t *testing.T) {
 		t.Fatal("after the flush the store's record is not paused: a restart would let the agents act")
 	}
 }
+
+// BenchmarkDurableSave is what a save at once costs (a session's start, a
+// rotation, a pause): encoding the demo's record and one fsynced bbolt
+// commit.
+//
+//	go test ./server -run '^$' -bench DurableSave -benchtime 200x
+func BenchmarkDurableSave(b *testing.B) {
+	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
+		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),
+		Snapshots: JSONCodec[demo.Model](1)}
+	srv, err := New(app, Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
+		Snapshots: SnapshotOptions{Every: time.Hour}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.StartOn(nil, ln); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	p := srv.persist.Load()
+	se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.track(se, false, "bench")
+	b.ResetTimer()
+	for range b.N {
+		if err := p.save(se); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

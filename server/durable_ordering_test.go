@@ -127,16 +127,15 @@ func TestDurableRotationAcknowledgedAfterSave(t *testing.T) {
 	id := waitDemo(t, owner)
 	se, _ := srv.Sessions().Get(id)
 
-	// Saved before the owner could be shown the token.
+	// Saved before the owner is shown the token.
 	first := se.Token()
-	if h, ok := st.savedToken(t, id); !ok || h != tokenHash(first) {
-		t.Fatalf("at the first frame the store holds %q (record %v), want the token's hash", h, ok)
-	}
-
 	owner.Key(keyCtrlO)
 	screen := owner.WaitFor(t, "Bearer token (", waitLong)
 	if m := panelTokenRe.FindStringSubmatch(screen); m == nil || m[1] != first {
 		t.Fatalf("attach panel without the session's token:\n%s", screen)
+	}
+	if h, ok := st.savedToken(t, id); !ok || h != tokenHash(first) {
+		t.Fatalf("the attach panel shows the token and the store holds %q (record %v), want its hash", h, ok)
 	}
 
 	release := st.hold()
@@ -228,8 +227,10 @@ func TestDurableEndDeletesBeforeReported(t *testing.T) {
 	srv := heldServer(t, st)
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
+	owner.Key(keyCtrlO)
+	owner.WaitFor(t, "Bearer token (", waitLong)
 	if _, ok := st.savedToken(t, id); !ok {
-		t.Fatal("no record of the session once it started")
+		t.Fatal("no record of the session once its token was shown")
 	}
 	owner.Key(keyCtrlC)
 	owner.WaitExit(t, waitLong)

@@ -110,19 +110,16 @@ func (l *lifecycle) resumeGrace() time.Duration { return l.s.opts.SSH.ResumeGrac
 // when the session already ended or the server is shutting down.
 func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	// Checked under l.mu: a session ended before this is gone from the
 	// manager; one ended after finds its entry (sessionEnded).
 	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
-		l.mu.Unlock()
 		return nil, false
 	}
 	ls := &liveSession{se: se, sshOwned: true}
 	l.sessions[se.ID] = ls
 	l.s.cluster.changed()
 	l.s.persist.Load().track(se, true, "")
-	l.mu.Unlock()
-	// Saved before its owner's terminal can show its token.
-	l.s.persist.Load().saveStarted(se)
 	return ls, true
 }
 

@@ -22,11 +22,12 @@ const storeTimeout = 5 * time.Second
 // persister saves the sessions that can come back (SSH-owned ones with a
 // key and a resume grace, and those raxol_start started) to the snapshot
 // store. What the record holds about who may act in a session is saved
-// before it is acknowledged: a session is written when it starts (save,
-// before its owner or raxol_start's caller is given its token), again
-// when its token is rotated or what agents may do changes (the session's
-// saver, before the new token or the pause is shown), and its record is
-// deleted when it ends (ended, before the end is reported). Everything else (the model, the activity log) is
+// before it is acknowledged: a session is written before its token is
+// first given out (the session's saver, called when its owner opens the
+// attach panel; saveStarted before raxol_start answers), again when its
+// token is rotated or what agents may do changes (the saver, before the
+// new token or the pause is shown), and its record is deleted when it
+// ends (ended, before the end is reported). Everything else (the model, the activity log) is
 // saved at most once per Every per session, and at once when the server
 // drains. It is the one writer of the store. Its goroutine (run) is
 // started by start and stopped by beginDrain or close.
@@ -170,9 +171,9 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 	se.SetSaver(func() error { return p.save(se) })
 }
 
-// saveStarted saves a session that just started, if it is tracked, before
-// anyone is given its token: a crash at any moment after cannot lose it.
-// A session that cannot be saved runs on unsaved (logged by save).
+// saveStarted saves a session raxol_start just started before its caller
+// is given its token: a crash at any moment after cannot lose it. A
+// session that cannot be saved runs on unsaved (logged by save).
 func (p *persister) saveStarted(se *session.Session) {
 	if p == nil {
 		return
@@ -243,7 +244,8 @@ func (p *persister) deleteNow(ctx context.Context, id string) {
 	}
 }
 
-// save writes se's record now and returns once the store has it (a bbolt
+// save writes se's record now, unless the store has it with the same
+// token and control already, and returns once the store has it (a bbolt
 // commit is fsynced; a JetStream KV put is acknowledged by the server):
 // the session's saver, and the first save of a session. A session that is
 // not tracked (it ended, or cannot come back) has nothing to save. When
@@ -258,6 +260,12 @@ func (p *persister) save(se *session.Session) error {
 	p.mu.Unlock()
 	if !ok || t.se != se {
 		return nil
+	}
+	p.mu.Lock()
+	current := t.stored && t.access == accessOf(se)
+	p.mu.Unlock()
+	if current {
+		return nil // the model's changes are the tick's
 	}
 	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
 	data, acc, err := p.record(t)

@@ -250,6 +250,13 @@ func (s *Session) SetSaver(save func() error) {
 	s.mu.Unlock()
 }
 
+// Durable runs the saver, if any, and returns once the session's record
+// holds its current token and control (the saver may skip a write when it
+// does already): the owner's terminal calls it before it shows the token,
+// so that an agent is never given a token a crash would forget along with
+// the session. The error wraps ErrNotSaved.
+func (s *Session) Durable() error { return s.saveNow() }
+
 // saveNow runs the saver, if any; the error wraps ErrNotSaved.
 func (s *Session) saveNow() error {
 	s.mu.Lock()

@@ -638,6 +638,11 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 	case "ctrl+o":
 		if m.opts.Role == RoleOwner {
 			m.showAttach = !m.showAttach
+			// The panel shows the token: the session is saved first, so
+			// that a crash cannot lose a session an agent was given.
+			if m.showAttach && m.sess.Durable() != nil {
+				m.notice = "saving this session failed: it may not survive a restart"
+			}
 		}
 		return nil
 	case "ctrl+g":

@@ -194,3 +194,18 @@ func TestDurablePauseSurvivesKill(t *testing.T) {
 	back := testkit.RunAs(t, args[3], "alice", key, "resume "+id)
 	back.WaitFor("AGENTS PAUSED")
 }
+
+// TestDurableAttachPanelSurvivesKill: the process is killed with SIGKILL
+// as soon as the attach panel shows a fresh session's token (the session
+// is younger than the saver's first tick). After a restart the session is
+// there and the token the owner read opens it.
+func TestDurableAttachPanelSurvivesKill(t *testing.T) {
+	t.Parallel()
+	n, args, owner, _ := durableNode(t)
+	url, _, token := attachPanel(t, owner)
+	n.kill(t)
+	owner.Close()
+
+	startBinary(t, args...)
+	wantToken(t, url, token, true, "the token the attach panel showed")
+}

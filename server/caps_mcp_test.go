@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ func peak(f func() int, stop <-chan struct{}) (max *atomic.Int64, done <-chan st
 			case <-stop:
 				return
 			default:
+				runtime.Gosched()
 			}
 		}
 	}()

@@ -27,10 +27,10 @@ const storeTimeout = 5 * time.Second
 // attach panel; saveStarted before raxol_start answers), again when its
 // token is rotated or what agents may do changes (the saver, before the
 // new token or the pause is shown), and its record is deleted when it
-// ends (ended, before the end is reported). Everything else (the model, the activity log) is
-// saved at most once per Every per session, and at once when the server
-// drains. It is the one writer of the store. Its goroutine (run) is
-// started by start and stopped by beginDrain or close.
+// ends (ended, before the end is reported). Everything else (the model,
+// the activity log) is saved at most once per Every per session, and at
+// once when the server drains. It is the one writer of the store. Its
+// goroutine (run) is started by start and stopped by beginDrain or close.
 type persister struct {
 	s     *Server
 	codec *SnapshotCodec
@@ -257,15 +257,10 @@ func (p *persister) save(se *session.Session) error {
 	defer p.writing.Unlock()
 	p.mu.Lock()
 	t, ok := p.tracked[se.ID]
+	current := ok && t.se == se && t.stored && t.access == accessOf(se)
 	p.mu.Unlock()
-	if !ok || t.se != se {
-		return nil
-	}
-	p.mu.Lock()
-	current := t.stored && t.access == accessOf(se)
-	p.mu.Unlock()
-	if current {
-		return nil // the model's changes are the tick's
+	if !ok || t.se != se || current {
+		return nil // not saved at all; or saved so, and the model's changes are the tick's
 	}
 	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
 	data, acc, err := p.record(t)

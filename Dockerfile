@@ -15,6 +15,10 @@ COPY --from=build --chown=65532:65532 /out/data /data
 VOLUME ["/data"]
 EXPOSE 2222 8080
 USER nonroot:nonroot
+# Memory: run the container with a limit (docker run --memory 1g, compose
+# mem_limit). raxol-ssh reads its cgroup's limit and gives the Go runtime
+# 90% of it as its memory limit (logged as memory_limit in the posture
+# line); GOMEMLIMIT, if set (-e GOMEMLIMIT=800MiB), is obeyed instead.
 # Inside a container the listeners must bind beyond loopback: either give
 # --env prod --authorized-keys, or (demo only) --allow-anonymous-public.
 ENTRYPOINT ["/usr/local/bin/raxol-ssh", "--data-dir", "/data", "--ssh-addr", "0.0.0.0:2222", "--http-addr", "0.0.0.0:8080"]

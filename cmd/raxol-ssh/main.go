@@ -57,7 +57,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 2
 	}
-	opts.Logger = newLogger(stderr, logCfg)
+	memLimit, restoreLimit := applyMemoryLimit(getenv, gcpace.CgroupMemoryLimit)
+	defer restoreLimit()
+	opts.Logger = slog.New(postureAttrs{Handler: newLogger(stderr, logCfg).Handler(), attrs: []slog.Attr{
+		slog.String("memory_limit", memLimit), slog.String("gc_pacing", describePacing(logCfg.gcHeadroomMiB))}})
 	srv, err := server.New(demoApp(), opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
@@ -90,12 +93,8 @@ func startGCPacer(ctx context.Context, headroomMiB int, log *slog.Logger) (stop 
 	o := gcpace.Options{}
 	if headroomMiB > 0 {
 		o.Headroom = uint64(headroomMiB) << 20
-		log.Info("gc pacing", "interval", gcpace.DefaultInterval, "headroom_mib", headroomMiB)
-	} else {
-		// 0: the pacer's default, which follows what is live.
-		log.Info("gc pacing", "interval", gcpace.DefaultInterval,
-			"headroom", fmt.Sprintf("%d× the live heap, %d to %d MiB", gcpace.LiveFactor, gcpace.MinDefaultHeadroom>>20, gcpace.MemoryBound()>>20))
-	}
+	} // else the pacer's default, which follows what is live
+	log.Info("gc pacing", "pacing", describePacing(headroomMiB))
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -1,6 +1,7 @@
 package mcpbridge_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -13,7 +14,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
-
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 )
 
@@ -137,4 +137,51 @@ func TestHostWellFormedAgreesWithURLs(t *testing.T) {
 			t.Fatalf("refused the well-formed %q", h)
 		}
 	})
+}
+
+// pingBatch is a JSON-RPC batch of n pings, with leading white space.
+func pingBatch(n int) string {
+	var b strings.Builder
+	b.WriteString(" \n[")
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// TestBatchesAreCapped: a JSON-RPC batch (served by the SDK to a client
+// that sends no MCP-Protocol-Version header) of more than MaxBatch
+// messages is answered 400 and counted, one of MaxBatch is served whole;
+// the SDK keeps every batched message live until the batch is answered,
+// so a 20,000-ping body under the size cap held ~20 MiB.
+func TestBatchesAreCapped(t *testing.T) {
+	e := newCapEnv(t, 8, mcpbridge.Options{})
+	sid, code := e.rawOpen("batcher")
+	if code != http.StatusOK {
+		t.Fatal(code)
+	}
+	for _, n := range []int{mcpbridge.DefaultMaxBatch + 1, 1000, 20000} {
+		code, _, body, err := e.rawPost(context.Background(), sid, pingBatch(n))
+		if err != nil || code != http.StatusBadRequest || !strings.Contains(body, "batch") {
+			t.Fatalf("a batch of %d: %d %q %v; want 400", n, code, body, err)
+		}
+	}
+	if n := testutil.ToFloat64(e.metrics.MCPRejections.WithLabelValues("batch_too_large")); n != 3 {
+		t.Fatalf("raxol_mcp_rejections_total{reason=batch_too_large} = %v after 3", n)
+	}
+	code, _, body, err := e.rawPost(context.Background(), sid, pingBatch(mcpbridge.DefaultMaxBatch))
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("a batch of %d: %d %v", mcpbridge.DefaultMaxBatch, code, err)
+	}
+	if got := strings.Count(body, `"result":{}`); got != mcpbridge.DefaultMaxBatch {
+		t.Fatalf("a batch of %d got %d answers:\n%s", mcpbridge.DefaultMaxBatch, got, body)
+	}
+	// Not batches: a single message, and an array inside one, pass.
+	if code, _, _, _ := e.rawPost(context.Background(), sid, `{"jsonrpc":"2.0","id":99,"method":"ping","params":{"_meta":{"x":[`+strings.Repeat("1,", 100)+`1]}}}`); code != http.StatusOK {
+		t.Fatalf("a message holding an array: %d", code)
+	}
 }

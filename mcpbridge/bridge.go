@@ -37,6 +37,7 @@ const (
 	DefaultApprovalTimeout    = 45 * time.Second
 	DefaultPresenceGrace      = 3 * time.Second
 	DefaultBodyTimeout        = 10 * time.Second
+	DefaultMaxBatch           = 16
 )
 
 // Options configures a [Bridge]. Zero values take the defaults.
@@ -55,6 +56,13 @@ type Options struct {
 	// from when its headers did (ReadBody); a slower one gets 408 and its
 	// connection is closed. Default 10s.
 	BodyTimeout time.Duration
+	// MaxBatch caps the messages of one JSON-RPC batch (a body that is a
+	// JSON array, which the SDK serves on Streamable HTTP to a client that
+	// sends no MCP-Protocol-Version header); a larger one gets 400.
+	// Default 16. The SDK keeps about 1 KiB live for each batched message
+	// until every answer of the batch is written: one body under the 1
+	// MiB cap could otherwise hold 20,000 of them.
+	MaxBatch int
 	// LensMode is the focus lens mode; default lens.ModeFocused.
 	LensMode lens.Mode
 	// MaxTools is how many tools the lens advertises; default 15.
@@ -214,6 +222,9 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 	if opts.BodyTimeout <= 0 {
 		opts.BodyTimeout = DefaultBodyTimeout
 	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
 	b := &Bridge{
 		opts:     opts,
 		log:      opts.Logger,
@@ -275,8 +286,8 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			reject(http.StatusUnauthorized, "unauthorized", "unauthorized: unknown session or wrong bearer token")
 			return
 		}
-		if code, err := ReadBody(w, r, b.opts.BodyTimeout); err != nil {
-			reject(code, BodyRejection(code), err.Error())
+		if code, err := ReadBody(w, r, b.opts.BodyTimeout, b.opts.MaxBatch); err != nil {
+			reject(code, BodyRejection(err), err.Error())
 			return
 		}
 		if opensClient(r, sse) {
@@ -528,18 +539,26 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// ErrBodyTimeout is ReadBody's error for a body that did not arrive in time.
-var ErrBodyTimeout = errors.New("request body not received in time")
+// ReadBody's errors that callers branch on.
+var (
+	// ErrBodyTimeout: the body did not arrive in time.
+	ErrBodyTimeout = errors.New("request body not received in time")
+	// ErrBatchTooLarge: the body is a JSON-RPC batch of more messages
+	// than allowed.
+	ErrBatchTooLarge = errors.New("JSON-RPC batch too large")
+)
 
 // ReadBody reads r's body whole within timeout of now (the body a client
 // trickles byte by byte would otherwise hold its handler, and a slot of
 // the server's connections, for as long as it likes) and puts it back as
 // r.Body for the handlers after it; the read deadline is cleared after.
-// On failure it returns the status to answer: 408 for a body too slow
-// (ErrBodyTimeout; its connection is closed), 413 for one over an
-// http.MaxBytesReader's limit, 400 for one that broke off. A request
-// without a body is left as it is.
-func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) (int, error) {
+// With maxBatch > 0, a body that is a JSON array (a JSON-RPC batch) of
+// more than maxBatch elements is refused. On failure it returns the
+// status to answer: 408 for a body too slow (ErrBodyTimeout; its
+// connection is closed), 413 for one over an http.MaxBytesReader's
+// limit, 400 for a batch too large (ErrBatchTooLarge) or a body that
+// broke off. A request without a body is left as it is.
+func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration, maxBatch int) (int, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return 0, nil
 	}
@@ -557,10 +576,13 @@ func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) (in
 	var ne net.Error
 	switch {
 	case err == nil:
+		if maxBatch > 0 && batchLonger(buf.Bytes(), maxBatch) {
+			return http.StatusBadRequest, fmt.Errorf("%w: at most %d messages a batch", ErrBatchTooLarge, maxBatch)
+		}
 		r.Body = io.NopCloser(&buf)
 		return 0, nil
 	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (limit %d bytes)", tooLarge.Limit)
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("request body too large (limit %d bytes): %w", tooLarge.Limit, err)
 	case errors.As(err, &ne) && ne.Timeout():
 		w.Header().Set("Connection", "close")
 		return http.StatusRequestTimeout, fmt.Errorf("%w: the whole body must arrive within %s", ErrBodyTimeout, timeout)
@@ -571,15 +593,42 @@ func ReadBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) (in
 }
 
 // BodyRejection is the raxol_mcp_rejections_total reason of a ReadBody
-// status.
-func BodyRejection(code int) string {
-	switch code {
-	case http.StatusRequestTimeout:
+// error.
+func BodyRejection(err error) string {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.Is(err, ErrBodyTimeout):
 		return "body_timeout"
-	case http.StatusRequestEntityTooLarge:
+	case errors.Is(err, ErrBatchTooLarge):
+		return "batch_too_large"
+	case errors.As(err, &tooLarge):
 		return "body_too_large"
 	}
 	return "other"
+}
+
+// batchLonger reports whether body is a JSON array of more than max
+// elements. It stops reading at the one past max; a body that is not an
+// array, or not JSON, is left to the SDK's own answer.
+func batchLonger(body []byte, max int) bool {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '[' {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return false
+	}
+	n := 0
+	for dec.More() {
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+		if n++; n > max {
+			return true
+		}
+	}
+	return false
 }
 
 // HostWellFormed reports whether a Host header value is a host name, an

@@ -167,7 +167,7 @@ var appHooks = []string{
 // AppHooks returns every value of the "hook" label, in a new slice.
 func AppHooks() []string { return slices.Clone(appHooks) }
 
-var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "body_timeout", "too_many_clients", "rate_limited", "too_many_connections", "forged_peer", OutcomeOther}
+var mcpRejectReasons = []string{"unauthorized", "origin", "host", "body_too_large", "body_timeout", "batch_too_large", "too_many_clients", "rate_limited", "too_many_connections", "forged_peer", OutcomeOther}
 
 // MCPRejectReasons returns the reason label values of MCPRejections.
 func MCPRejectReasons() []string { return slices.Clone(mcpRejectReasons) }

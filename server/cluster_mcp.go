@@ -379,7 +379,7 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, peerBodyLimit)
-	if code, err := mcpbridge.ReadBody(w, r, c.s.opts.MCP.BodyTimeout); err != nil {
+	if code, err := mcpbridge.ReadBody(w, r, c.s.opts.MCP.BodyTimeout, 0); err != nil {
 		http.Error(w, "peer request: "+err.Error(), code)
 		return
 	}

@@ -246,12 +246,13 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // readBody reads a request's body within Options.MCP.BodyTimeout, once
 // the API key has passed (an unknown caller is not waited for): a body
 // trickled a byte at a time would hold its handler for as long as the
-// client likes.
+// client likes. A JSON-RPC batch of more than Options.MCP.MaxBatch
+// messages is refused.
 func (h *headless) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, controlBodyLimit)
-		if code, err := mcpbridge.ReadBody(w, r, h.s.opts.MCP.BodyTimeout); err != nil {
-			h.s.metrics.MCPRejected(mcpbridge.BodyRejection(code))
+		if code, err := mcpbridge.ReadBody(w, r, h.s.opts.MCP.BodyTimeout, h.s.opts.MCP.MaxBatch); err != nil {
+			h.s.metrics.MCPRejected(mcpbridge.BodyRejection(err))
 			http.Error(w, err.Error(), code)
 			return
 		}

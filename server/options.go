@@ -43,6 +43,7 @@ const (
 	DefaultToolCallBurst      = mcpbridge.DefaultToolCallBurst
 	DefaultMCPMaxClients      = mcpbridge.DefaultMaxClients
 	DefaultMCPBodyTimeout     = mcpbridge.DefaultBodyTimeout
+	DefaultMCPMaxBatch        = mcpbridge.DefaultMaxBatch
 	DefaultPresenceGrace      = mcpbridge.DefaultPresenceGrace
 	DefaultClientIdleTimeout  = mcpbridge.DefaultClientIdleTimeout
 	DefaultApprovalTimeout    = mcpbridge.DefaultApprovalTimeout
@@ -223,6 +224,9 @@ type MCPOptions struct {
 	// endpoints); a slower one is answered 408. Zero means
 	// DefaultMCPBodyTimeout.
 	BodyTimeout time.Duration
+	// MaxBatch caps the messages of one JSON-RPC batch on /sessions/…
+	// and /mcp (a larger one gets 400); zero means DefaultMCPMaxBatch.
+	MaxBatch int
 	// PresenceGrace is how long an agent whose stream went away stays on
 	// the human's status bar and in the context resource with no other
 	// sign of life; zero means DefaultPresenceGrace.
@@ -365,6 +369,7 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.MCP.ToolCallBurst, DefaultToolCallBurst)
 	def(&o.MCP.MaxClients, DefaultMCPMaxClients)
 	def(&o.MCP.BodyTimeout, DefaultMCPBodyTimeout)
+	def(&o.MCP.MaxBatch, DefaultMCPMaxBatch)
 	def(&o.MCP.PresenceGrace, DefaultPresenceGrace)
 	def(&o.MCP.ClientIdleTimeout, DefaultClientIdleTimeout)
 	def(&o.MCP.ApprovalTimeout, DefaultApprovalTimeout)

@@ -224,6 +224,7 @@ func New(app App, opts Options) (*Server, error) {
 		ToolCallBurst:      opts.MCP.ToolCallBurst,
 		MaxClients:         opts.MCP.MaxClients,
 		BodyTimeout:        opts.MCP.BodyTimeout,
+		MaxBatch:           opts.MCP.MaxBatch,
 		PresenceGrace:      opts.MCP.PresenceGrace,
 		ApprovalTimeout:    opts.MCP.ApprovalTimeout,
 		ClientIdleTimeout:  opts.MCP.ClientIdleTimeout,

@@ -233,7 +233,11 @@ func TestHeapFloodChild(t *testing.T) {
 	if err := os.WriteFile(keys, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}
+	// The batch cap (--mcp-max-batch, 16 by default) would refuse these
+	// batches: raised, they make what is live jump, the case the pacer's
+	// bound must hold through whatever raises it.
+	args := []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
+		"--mcp-max-batch", strconv.Itoa(batch)}
 	if h := os.Getenv("RAXOL_TEST_FLOOD_HEADROOM"); h != "" {
 		args = append(args, "--gc-headroom-mib", h)
 	}

@@ -178,6 +178,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer, extra ..
 	fs.Var(&allowedHosts, field("Options.MCP.AllowedHosts", "mcp-allowed-hosts"), "comma-separated Host values accepted on a loopback HTTP listener (behind a reverse proxy)")
 	fs.Float64Var(&o.MCP.ToolCallsPerSecond, field("Options.MCP.ToolCallsPerSecond", "mcp-tool-calls-per-second"), server.DefaultToolCallsPerSecond, "tool calls one agent may make per second (a burst of twice that)")
 	fs.IntVar(&o.MCP.MaxClients, field("Options.MCP.MaxClients", "mcp-max-clients"), server.DefaultMCPMaxClients, "agents that may attach to one session (at the cap, the least recently active one with no stream open and nothing in flight makes room)")
+	fs.IntVar(&o.MCP.MaxBatch, field("Options.MCP.MaxBatch", "mcp-max-batch"), server.DefaultMCPMaxBatch, "messages one JSON-RPC batch may carry (a larger one gets 400)")
 	fs.DurationVar(&o.MCP.ClientIdleTimeout, field("Options.MCP.ClientIdleTimeout", "mcp-client-idle-timeout"), server.DefaultClientIdleTimeout, "close an agent's MCP client session after this long without a request from it")
 	fs.StringVar(&lc.format, "log-format", "text", "log format: text or json")
 	fs.StringVar(&lc.pprof, "pprof-addr", "", "serve Go's profiler (/debug/pprof/) on this address, which must be loopback (e.g. 127.0.0.1:6060); off by default")

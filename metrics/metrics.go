@@ -69,7 +69,10 @@ type Metrics struct {
 	// Registry holds every metric below plus the Go and process collectors.
 	Registry *prometheus.Registry
 
-	// SessionsOpen is raxol_sessions_open: live sessions.
+	// SessionsOpen is raxol_sessions_open: live sessions, started,
+	// restored at start or adopted from another node alike. The server
+	// moves it only where its session registry adds and removes one
+	// (session.Options.Count), so it equals the sessions listed.
 	SessionsOpen prometheus.Gauge
 	// Connections is raxol_ssh_connections_total{outcome}: ended SSH
 	// connections by outcome. Use [Metrics.Connection] to keep the label
@@ -104,7 +107,10 @@ type Metrics struct {
 	// MCPToolCallDuration is raxol_mcp_tool_call_duration_seconds: time to
 	// answer one tools/call, fold included.
 	MCPToolCallDuration prometheus.Histogram
-	// MCPClients is raxol_mcp_clients: connected MCP client sessions.
+	// MCPClients is raxol_mcp_clients: connected MCP client sessions,
+	// counted on the node whose bridge serves them (the session's home;
+	// a node passing a request on to the home does not count it), up
+	// when one is attached and down when its stream ends.
 	MCPClients prometheus.Gauge
 	// MCPRejections is raxol_mcp_rejections_total{reason}: MCP requests
 	// refused before reaching a session, by reason ([MCPRejectReasons]).

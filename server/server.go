@@ -182,9 +182,11 @@ func New(app App, opts Options) (*Server, error) {
 	s.panics = guard.New(opts.Logger, s.metrics)
 	s.sessions = session.NewManager(&session.Options{
 		Panics: s.panics,
+		// raxol_sessions_open moves where the registry adds and removes
+		// a session: started, restored and adopted ones alike.
+		Count: func(delta int) { s.metrics.SessionsOpen.Add(float64(delta)) },
 		// A session's MCP clients are closed cleanly when it ends.
 		OnEnd: func(se *session.Session) {
-			s.metrics.SessionsOpen.Dec()
 			s.bridge.SessionEnded(se.ID)
 			s.life.sessionEnded(se)
 			s.persist.Load().ended(se)
@@ -790,7 +792,6 @@ func (s *Server) startSession(owner session.Owner, ident ui.Identity) (*session.
 		s.metrics.LimitRejected(metrics.LimitMaxSessionsPerUser)
 		return nil, fmt.Errorf("%q has %d live sessions already: %w", owner.User, limit, ErrSessionLimit)
 	}
-	s.metrics.SessionsOpen.Inc() // the manager's OnEnd decrements it
 	return se, nil
 }
 

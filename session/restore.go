@@ -110,7 +110,7 @@ func (m *Manager) Restore(app string, sv Saved, model ui.Model, restored ui.Rest
 		s.cancel(ErrExists)
 		return nil, fmt.Errorf("session: restore %s: %w", sv.ID, ErrExists)
 	}
-	m.sessions[sv.ID] = s
+	m.registerLocked(s)
 	m.mu.Unlock()
 	return s, nil
 }

@@ -295,6 +295,7 @@ type Manager struct {
 	idleAfter time.Duration
 	dispOpts  *dispatcher.Options
 	onEnd     func(*Session)
+	count     func(delta int)
 	onClose   func(s *Session, terminalID, reason string)
 	panics    *guard.Reporter
 	mu        sync.Mutex // protects the following
@@ -310,6 +311,12 @@ type Options struct {
 	Dispatcher *dispatcher.Options
 	// OnEnd, if set, runs after a session has ended and left the registry.
 	OnEnd func(*Session)
+	// Count, if set, is called with +1 as a session joins the registry
+	// (Start, StartFunc, Restore) and with -1 as it leaves (EndCause),
+	// under the registry's lock: a gauge it moves equals [Manager.Count]
+	// at every instant, whatever path made the session. It must be quick
+	// and must not call the Manager.
+	Count func(delta int)
 	// Panics counts and logs the contained panics of every session's app
 	// code (Session.Guard, the dispatcher's recovers); nil logs them to
 	// slog.Default and counts nothing.
@@ -348,6 +355,7 @@ func NewManager(opts *Options) *Manager {
 		idleAfter: o.AgentIdleAfter,
 		dispOpts:  o.Dispatcher,
 		onEnd:     o.OnEnd,
+		count:     o.Count,
 		onClose:   o.OnCloseTerminal,
 		sessions:  make(map[string]*Session),
 		byOwner:   make(map[string]int),
@@ -426,10 +434,19 @@ func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (u
 		s.cancel(ErrClosed)
 		return nil, false, ErrClosed
 	}
-	m.sessions[id] = s
+	m.registerLocked(s)
 	registered = true // the slot is the session's now: EndCause gives it back
 	m.mu.Unlock()
 	return s, true, nil
+}
+
+// registerLocked publishes s in the registry and counts it; its owner's
+// slot is already taken.
+func (m *Manager) registerLocked(s *Session) {
+	m.sessions[s.ID] = s
+	if m.count != nil {
+		m.count(1)
+	}
 }
 
 func (m *Manager) releaseLocked(ownerKey string) {
@@ -461,6 +478,9 @@ func (m *Manager) EndCause(id string, cause error) {
 	if ok {
 		delete(m.sessions, id)
 		m.releaseLocked(s.Owner.Key())
+		if m.count != nil {
+			m.count(-1)
+		}
 	}
 	m.mu.Unlock()
 	if !ok {

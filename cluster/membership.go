@@ -150,18 +150,16 @@ func (n *Node) ensureBuckets(ctx context.Context) error {
 		TTL:            n.opts.TTL,
 		LimitMarkerTTL: limitMarkerTTL,
 		Storage:        jetstream.FileStorage,
-		Replicas:       replicas,
 	}, {
 		Bucket:      n.opts.Bucket + "_sessions",
 		Description: "raxol-ssh cluster: session directory (sess.<id>)",
 		History:     1,
 		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
 	}}
 	var kvs [2]jetstream.KeyValue
 	for i, cfg := range cfgs {
 		octx, cancel := context.WithTimeout(ctx, opTimeout)
-		kv, err := n.js.CreateOrUpdateKeyValue(octx, cfg)
+		kv, err := n.createBucket(octx, cfg) // with the replicas (replicas.go)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("create or open bucket %s: %w", cfg.Bucket, err)

@@ -29,9 +29,6 @@ const (
 	// limitMarkerTTL is how long the marker of an expired node entry
 	// lives; without it, watchers never see an expiry.
 	limitMarkerTTL = time.Second
-	// replicas of both buckets. 1 works on a standalone server; a
-	// clustered NATS would want 3 (a standalone one refuses that).
-	replicas = 1
 )
 
 // errNotConnected is the cause wrapped with ErrUnavailable when the
@@ -130,6 +127,10 @@ type Node struct {
 	callbacks []func(node string, orphans []SessionEntry)
 	// keepOnDrain reports the entries Drain leaves (KeepOnDrain).
 	keepOnDrain func(id string) bool
+	// replicas is the buckets' replica count (0 until decided, see
+	// createBucket) and replicasWhy what decided it.
+	replicas    int
+	replicasWhy string
 }
 
 // Join validates o, connects to NATS, creates or opens the two buckets,
@@ -163,6 +164,9 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 	}
 	if n.sshSeed, err = deriveKey(o.Secret, infoSSH); err != nil {
 		return nil, fmt.Errorf("cluster: derive peer SSH key: %w", err)
+	}
+	if o.Replicas > 0 {
+		n.setReplicas(o.Replicas, "configured")
 	}
 	copts := []nats.Option{
 		nats.Name("raxol-" + o.NodeID),
@@ -206,6 +210,12 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		if err == nil {
 			break
 		}
+		if errors.Is(err, ErrReplicas) {
+			// A configuration error: no retry will succeed.
+			n.cancel()
+			n.nc.Close()
+			return nil, fmt.Errorf("cluster: join as node %s via %s: %w", o.NodeID, redactURLs(o.NATSURL), err)
+		}
 		if attempt == 1 && errors.Is(err, jetstream.ErrJetStreamNotEnabled) {
 			n.log.Warn("cluster: the NATS server answers without JetStream (run it with -js); retrying", "err", err)
 		}
@@ -244,8 +254,8 @@ func (n *Node) Describe() string {
 	} else if n.nc.IsClosed() {
 		server = "closed"
 	}
-	return fmt.Sprintf("cluster node %s: NATS %s, buckets %s_nodes and %s_sessions, heartbeat %v, node ttl %v",
-		n.opts.NodeID, server, n.opts.Bucket, n.opts.Bucket, n.opts.Heartbeat, n.opts.TTL)
+	return fmt.Sprintf("cluster node %s: NATS %s, buckets %s_nodes and %s_sessions, %s, heartbeat %v, node ttl %v",
+		n.opts.NodeID, server, n.opts.Bucket, n.opts.Bucket, n.describeReplicas(), n.opts.Heartbeat, n.opts.TTL)
 }
 
 // Close stops the heartbeat and closes the NATS connection without removing

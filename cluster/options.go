@@ -57,6 +57,12 @@ type Options struct {
 	// Bucket is the prefix of the two KV bucket names (<Bucket>_nodes and
 	// <Bucket>_sessions); DefaultBucket if empty. Letters, digits, - and _.
 	Bucket string
+	// Replicas is how many NATS servers keep a copy of each of the
+	// cluster's buckets (nodes, sessions, and the snapshots the server
+	// keeps beside them), at most MaxReplicas. 0 means DefaultReplicas
+	// when the NATS cluster has that many JetStream servers, else 1. More
+	// than the NATS servers can hold makes Join fail with ErrReplicas.
+	Replicas int
 	// Heartbeat is how often the node entry is written; DefaultHeartbeat
 	// if zero.
 	Heartbeat time.Duration
@@ -139,6 +145,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if !bucketRe.MatchString(o.Bucket) {
 		return o, fmt.Errorf("cluster: Options.Bucket %q: only letters, digits, - and _ are allowed", o.Bucket)
+	}
+	if o.Replicas < 0 || o.Replicas > MaxReplicas {
+		return o, fmt.Errorf("cluster: Options.Replicas %d: between 1 and %d (JetStream's most), or 0 for the default", o.Replicas, MaxReplicas)
 	}
 	if o.Heartbeat == 0 {
 		o.Heartbeat = DefaultHeartbeat

@@ -4,6 +4,14 @@
 //
 // In: a test, a storage directory and a port (-1 for a free one). Out: a
 // running server on 127.0.0.1, shut down when the test ends.
+//
+// RunCluster starts a JetStream cluster of several such servers (three, as
+// operators run one), routed to each other, each with its own store
+// directory under t.TempDir(); it returns once the cluster has a meta
+// leader. A [Cluster] stops and restarts one server on the same ports and
+// directory (Stop, Restart), tells which server leads a stream
+// (StreamLeader) and waits for a stream's replicas to catch up
+// (WaitStreamCurrent).
 package natstest
 
 import (

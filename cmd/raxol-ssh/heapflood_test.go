@@ -335,8 +335,17 @@ func TestHeapFloodChild(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	runtime.GC()
-	rep.AfterGC = readHeap(samples).objects
+	// What the flood left live: on a loaded machine the server may still
+	// be working through what the clients sent, and their sessions close
+	// once it has, so collect until it is back near the start (or 30 s).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		runtime.GC()
+		rep.AfterGC = readHeap(samples).objects
+		if rep.AfterGC < rep.Baseline+32<<20 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	if f := os.Getenv("RAXOL_TEST_FLOOD_HEAPPROFILE"); f != "" {
 		w, err := os.Create(f)
 		if err != nil {
@@ -388,20 +397,21 @@ func runFloodChild(t *testing.T, environ ...string) floodReport {
 
 // TestHeapBoundUnderPingFlood: four agents, two batches in flight each,
 // flood one session with batches of 20,000 pings (each body just under
-// the 1 MiB cap) for 3 s. With the
+// the 1 MiB cap, the batch cap raised to let them in) for 3 s. With the
 // default pacer the heap stays under gcpace.Bound (Go's own goal for what
 // the last collection found live, plus the headroom) at every sample
 // while the flood raises what is live, and comes back near where it was
-// once the flood is over and collected; with GOMEMLIMIT set, the Go
-// memory stays under it too.
+// once the flood is over and collected. With GOMEMLIMIT set, a flood of
+// the batches the server takes by default (16 pings, 32 in flight per
+// agent) keeps the Go memory under the limit at every sample.
 func TestHeapBoundUnderPingFlood(t *testing.T) {
-	check := func(t *testing.T, rep floodReport) {
+	check := func(t *testing.T, rep floodReport, jump bool) {
 		t.Helper()
 		if rep.Failed > 0 || rep.Batches == 0 || rep.Answers != rep.Batches*int64(rep.BatchSize) {
 			t.Fatalf("the flood was not served: %d batches, %d answers, %d failed (%s)", rep.Batches, rep.Answers, rep.Failed, rep.LastFailure)
 		}
 		// The case in question: what is live jumps during the flood.
-		if rep.MaxLive < rep.Baseline+32<<20 {
+		if jump && rep.MaxLive < rep.Baseline+32<<20 {
 			t.Fatalf("the flood raised the live heap only to %d MiB (from %d MiB)", rep.MaxLive>>20, rep.Baseline>>20)
 		}
 		if rep.Over > 0 {
@@ -414,12 +424,16 @@ func TestHeapBoundUnderPingFlood(t *testing.T) {
 		}
 	}
 	t.Run("default pacer", func(t *testing.T) {
-		check(t, runFloodChild(t))
+		check(t, runFloodChild(t), true)
 	})
 	t.Run("GOMEMLIMIT", func(t *testing.T) {
 		const limit = 768 << 20
-		rep := runFloodChild(t, fmt.Sprintf("GOMEMLIMIT=%dMiB", limit>>20))
-		check(t, rep)
+		// As the server is served by default (batches of at most 16,
+		// --mcp-max-batch), with many in flight: 20,000-ping batches keep
+		// hundreds of MiB outside the heap (their handlers' stacks and
+		// buffers), which no GC setting bounds and the batch cap refuses.
+		rep := runFloodChild(t, fmt.Sprintf("GOMEMLIMIT=%dMiB", limit>>20), "RAXOL_TEST_FLOOD_BATCH=16", "RAXOL_TEST_FLOOD_IN_FLIGHT=32")
+		check(t, rep, false)
 		if rep.MemoryLimit != limit {
 			t.Fatalf("the child ran with a memory limit of %d, want GOMEMLIMIT's %d", rep.MemoryLimit, limit)
 		}

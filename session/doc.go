@@ -19,7 +19,10 @@
 // dispatcher and runs the end hook. The app's own end commands (tea.Quit,
 // ui.EndSession, ui.CloseTerminal) arrive here from the dispatcher and are
 // carried out: the first two end the session, the last goes to
-// Options.OnCloseTerminal with the terminal's attachment id.
+// Options.OnCloseTerminal with the terminal's attachment id. Every session
+// entering the registry (started or restored) and leaving it is counted
+// once through Options.Count, under the registry's lock: the server's
+// raxol_sessions_open.
 //
 // Text from outside (attachment names, activity entries, approval and join
 // requests, the agent named with keys) is cleaned with safetext.Clean and

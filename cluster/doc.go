@@ -41,19 +41,45 @@
 // not refreshed one by one (a thousand sessions are no thousand writes per
 // heartbeat). Lookup and Sessions treat an entry whose home is not in the
 // live-node view as unknown. The view is an in-memory cache fed by a
-// watcher on the nodes bucket. When a peer's entry expires (a node killed
-// without a word) or is deleted (a drained node), every surviving node
-// calls its OnNodeLost callbacks with that node's entries (with their
-// revisions, ready for Claim); a node without callbacks deletes those
-// entries itself, each a compare-and-set on its revision, so the surviving
-// nodes' races are harmless. With the defaults, a killed node is gone from
-// Lookup about 10 s after its last heartbeat, and its entries from the
-// bucket a moment later.
+// watcher on the nodes bucket. A peer is declared lost only on evidence
+// that survives an outage of the stream: its entry went (it expired, or a
+// fresh watcher's snapshot lacks it), and it has written nothing for a
+// TTL, by this node's clock, counted from both its last heartbeat seen
+// and the moment this node's own heartbeats began to be stored again; its
+// entry is read once more before. An expiry seen just after the streams
+// come back (every entry aged past the TTL while nobody could write) is
+// no such evidence. A deleted entry (a drained node) is a node gone at
+// once. Every surviving node then calls its OnNodeLost callbacks with
+// that node's entries (with their revisions, ready for Claim); a node
+// without callbacks deletes those entries itself, each a compare-and-set
+// on its revision, so the surviving nodes' races are harmless. With the
+// defaults, a killed node is gone from Lookup a TTL after its last
+// heartbeat (plus up to one heartbeat), and its entries a moment later.
+//
+// # Fencing: one home per session
+//
+// A node holds its sessions on a lease: the TTL less [Node.LeaseMargin]
+// (a heartbeat, at most a third of the TTL), from the start of its last
+// stored heartbeat. Peers declare it lost no sooner than a TTL after
+// that start, so its lease has lapsed by its own clock before any peer
+// adopts its sessions. [Node.Fenced] tells the server whether it may
+// acknowledge a write to a session: not once the lease lapsed
+// ([ErrLeaseLapsed], matching ErrUnavailable: degraded; the session is
+// kept, and served again once a heartbeat is stored and its entry is
+// still this node's), nor once another node claimed it (ErrClaimLost:
+// the entry is never written from here again, and the [Node.OnClaimLost]
+// callbacks are told so the server ends its copy). A degraded node claims
+// and adopts nothing (Claim, ClaimAbsent and DropOrphan fail with
+// ErrLeaseLapsed, and lost peers wait), and ClaimAbsent takes an entry
+// whose home is not live only if this node saw that home go or has
+// watched NATS for a TTL (else the home becomes a suspect, and its
+// sessions come through OnNodeLost if it stays silent).
 //
 // Claim is a compare-and-set on the revision read: of several nodes
 // claiming one orphan exactly one wins, the others get ErrClaimLost.
-// Announce is one too once the node has written the entry, so it never
-// overwrites another node's claim (it returns ErrClaimLost instead).
+// Every write of Announce is one too (a create for the first, an update
+// on the last revision after), so it never overwrites another node's
+// claim (it returns ErrClaimLost instead).
 //
 // # Reconnects
 //
@@ -69,11 +95,10 @@
 // believing it dead): it creates the buckets if they are gone, rewrites its
 // node entry, re-announces every session it remembers (one claimed by
 // another node meanwhile is dropped here), and replaces its nodes watcher
-// with a fresh one. Being cut off is no reason to declare a peer dead: no
-// peer is lost while disconnected, and a peer in the view that is missing
-// from the fresh watcher's snapshot, or whose entry expires within a TTL
-// of the reconnect (NATS itself was down longer than the TTL), is given
-// one more TTL to write its entry again before it is declared lost. The same resync runs when a heartbeat
+// with a fresh one. Being cut off is no reason to declare a peer dead:
+// nothing is swept while this node's heartbeats fail, and a peer missing
+// from the fresh watcher's snapshot is a suspect like an expired one. The
+// same resync runs when a heartbeat
 // fails, or when this node's own entry vanishes while it runs.
 //
 // # Join, Close and Drain

@@ -70,6 +70,7 @@ func (n *Node) ClaimAbsent(ctx context.Context, e SessionEntry) (SessionEntry, e
 	n.mu.Lock()
 	n.local[e.ID] = e
 	delete(n.forgets, e.ID)
+	delete(n.lostClaims, e.ID)
 	n.mu.Unlock()
 	n.log.Info("cluster: claimed a saved session nobody held", "session", e.ID)
 	return e, nil
@@ -108,6 +109,18 @@ func (n *Node) claimStale(ctx context.Context, id string, data []byte) (uint64, 
 	}
 	if _, live := n.liveNode(old.Node); live || old.Node == n.opts.NodeID {
 		return 0, fmt.Errorf("%w: node %s holds it", ErrClaimLost, old.Node)
+	}
+	n.mu.Lock()
+	_, gone := n.gone[old.Node]
+	watched := n.writable && time.Since(n.writableSince) >= n.opts.TTL
+	n.mu.Unlock()
+	if !gone && !watched {
+		// Its home is not in the view, but this node neither saw it go
+		// nor has watched NATS for a TTL yet: the home may be alive with
+		// its heartbeats held up by an outage. It is a suspect now; if
+		// it stays silent its sessions come to the OnNodeLost callbacks.
+		n.suspectHome(old.Node)
+		return 0, fmt.Errorf("%w: its home %s may be alive (not silent for a TTL yet)", ErrClaimLost, old.Node)
 	}
 	rev, err := n.sessions().Update(ctx, sessKey(id), data, kve.Revision())
 	if isRevisionMismatch(err) {

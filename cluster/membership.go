@@ -185,10 +185,17 @@ func (n *Node) beat(ctx context.Context) error {
 	octx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	if _, err := n.nodes().Put(octx, nodeKey(self.ID), data); err != nil {
+		n.mu.Lock()
+		n.writable = false
+		n.mu.Unlock()
 		return err
 	}
+	now := time.Now()
 	n.mu.Lock()
 	n.lastBeat = self.Seen
+	if !n.writable {
+		n.writable, n.writableSince = true, now
+	}
 	n.mu.Unlock()
 	return nil
 }
@@ -239,7 +246,8 @@ func (n *Node) deleteLeftovers(ctx context.Context) error {
 
 // reannounce writes every local session again (after a reconnect NATS may
 // have lost them, or a peer may have deleted them believing this node
-// dead). A session that a peer claimed in the meantime is forgotten here.
+// dead). A session that a peer claimed in the meantime is forgotten here
+// and given up (claimLost).
 func (n *Node) reannounce(ctx context.Context) error {
 	n.mu.Lock()
 	local := slices.Collect(maps.Values(n.local))
@@ -247,9 +255,7 @@ func (n *Node) reannounce(ctx context.Context) error {
 	for _, e := range local {
 		if err := n.writeSession(ctx, e); err != nil {
 			if errors.Is(err, ErrClaimLost) {
-				n.log.Warn("cluster: a session this node announced was claimed by another node; forgetting it here",
-					"session", e.ID, "err", err)
-				continue
+				continue // claimLost told the callbacks
 			}
 			return fmt.Errorf("re-announce session %s: %w", e.ID, err)
 		}
@@ -282,7 +288,7 @@ func (n *Node) retryForgets(ctx context.Context) {
 // watchNodes starts a watcher on the nodes bucket and applies its initial
 // snapshot to the view. Nodes in the view but absent from the snapshot
 // (NATS lost its data, or they expired while this node could not see it)
-// become pending: lost unless they write again within a TTL.
+// become suspects: lost only if they stay silent (sweepSuspects).
 func (n *Node) watchNodes(ctx context.Context) (jetstream.KeyWatcher, error) {
 	// The watcher lives as long as the node: its ctx is n.ctx, not ctx.
 	w, err := n.nodes().WatchAll(n.ctx)
@@ -315,6 +321,13 @@ func (n *Node) watchNodes(ctx context.Context) (jetstream.KeyWatcher, error) {
 
 // apply updates the view with one entry of the nodes bucket. seen, if not
 // nil, collects the ids of an initial snapshot.
+//
+// A put is a peer's heartbeat. A delete is a peer leaving (Drain deletes
+// its entry): it is gone at once. An expiry is no proof of death: the
+// stream may have been unavailable (a NATS server restarted, its streams
+// with it), so that nobody could write and every entry aged past the TTL.
+// The peer becomes a suspect, declared lost by sweepSuspects only after a
+// TTL of silence while this node's own heartbeats are stored.
 func (n *Node) apply(e jetstream.KeyValueEntry, seen map[string]bool) {
 	id, ok := strings.CutPrefix(e.Key(), "node.")
 	if !ok {
@@ -339,88 +352,126 @@ func (n *Node) apply(e jetstream.KeyValueEntry, seen map[string]bool) {
 		n.mu.Lock()
 		_, known := n.live[id]
 		n.live[id] = ni
-		delete(n.pending, id)
+		n.heard[id] = time.Now()
+		delete(n.suspect, id)
+		delete(n.gone, id)
 		n.mu.Unlock()
 		if !known {
 			n.log.Info("cluster: node joined", "peer", id, "http", ni.HTTPURL, "ssh", ni.SSHAddr)
 		}
 	case jetstream.KeyValueDelete, jetstream.KeyValuePurge:
-		how := "deleted"
-		if e.Operation() == jetstream.KeyValuePurge {
-			how = "expired"
-		}
+		expired := e.Operation() == jetstream.KeyValuePurge
 		if self {
 			n.mu.Lock()
 			draining := n.draining
 			n.mu.Unlock()
 			if !draining {
+				how := "deleted"
+				if expired {
+					how = "expired"
+				}
 				n.log.Warn("cluster: this node's own entry vanished; rewriting it and re-announcing", "how", how)
 				n.needResync = true
 			}
 			return
 		}
-		now := time.Now()
 		n.mu.Lock()
 		_, known := n.live[id]
-		if known && how == "expired" && now.Sub(n.reconnected) < n.opts.TTL {
-			// Soon after a reconnect an expiry says little: NATS was down,
-			// nobody could write. The peer gets a TTL to write again.
-			if _, ok := n.pending[id]; !ok {
-				n.pending[id] = now.Add(n.opts.TTL)
+		if expired {
+			_, already := n.suspect[id]
+			if known {
+				n.suspect[id] = struct{}{}
 			}
 			n.mu.Unlock()
-			n.log.Info("cluster: a peer's entry expired while NATS was unreachable; waiting one TTL for its heartbeat", "peer", id)
+			if known && !already {
+				n.log.Info("cluster: a peer's entry expired; it is lost unless it writes again within a TTL of NATS being writable", "peer", id)
+			}
 			return
 		}
 		delete(n.live, id)
-		delete(n.pending, id)
+		delete(n.heard, id)
+		delete(n.suspect, id)
+		n.gone[id] = struct{}{}
 		n.mu.Unlock()
 		if known {
-			if how == "expired" {
-				n.log.Warn("cluster: node lost", "peer", id, "how", how)
-			} else {
-				n.log.Info("cluster: node left", "peer", id, "how", how)
-			}
+			n.log.Info("cluster: node left", "peer", id, "how", "deleted")
 			n.queueLost(id)
 		}
 	}
 }
 
-// reconcile marks pending the peers in the view that a fresh snapshot did
-// not show.
+// reconcile makes suspects of the peers in the view that a fresh snapshot
+// did not show (NATS may have lost its data).
 func (n *Node) reconcile(seen map[string]bool) {
-	deadline := time.Now().Add(n.opts.TTL)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	var missing []string
 	for id := range n.live {
 		if !seen[id] {
-			n.pending[id] = deadline
+			n.suspect[id] = struct{}{}
+			missing = append(missing, id)
 		}
 	}
-	if len(n.pending) > 0 {
-		n.log.Info("cluster: peers missing from NATS after a resync; waiting one TTL for their heartbeat",
-			"peers", slices.Sorted(maps.Keys(n.pending)))
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		n.log.Info("cluster: peers missing from NATS after a resync; each is lost unless it writes again within a TTL",
+			"peers", missing)
 	}
 }
 
-// sweepPending declares lost the pending peers whose deadline passed.
-func (n *Node) sweepPending() {
+// sweepSuspects declares lost the suspects that have been silent for a
+// TTL, by this node's clock, since both their last heartbeat seen and the
+// moment this node's own heartbeats began to be stored again: evidence
+// that survives an outage of the stream (while nobody can write, nobody
+// is silent). Each is read once more before: an entry in the bucket is a
+// heartbeat the watcher has not delivered yet. Called after a heartbeat
+// was stored, never while NATS cannot be written.
+func (n *Node) sweepSuspects(ctx context.Context) {
 	now := time.Now()
-	var lost []string
+	var due []string
 	n.mu.Lock()
-	for id, dl := range n.pending {
-		if now.After(dl) {
-			delete(n.pending, id)
-			if _, ok := n.live[id]; ok {
-				delete(n.live, id)
-				lost = append(lost, id)
-			}
+	if !n.writable {
+		n.mu.Unlock()
+		return
+	}
+	for id := range n.suspect {
+		since := n.heard[id]
+		if n.writableSince.After(since) {
+			since = n.writableSince
+		}
+		if now.Sub(since) >= n.opts.TTL {
+			due = append(due, id)
 		}
 	}
 	n.mu.Unlock()
-	for _, id := range lost {
-		n.log.Warn("cluster: node lost", "peer", id, "how", "no heartbeat since a resync")
-		n.queueLost(id)
+	for _, id := range due {
+		octx, cancel := context.WithTimeout(ctx, opTimeout)
+		e, err := n.nodes().Get(octx, nodeKey(id))
+		cancel()
+		switch {
+		case err == nil:
+			n.apply(e, nil) // alive: a heartbeat the watcher has not shown
+			continue
+		case !isNotFound(err):
+			n.log.Debug("cluster: reading a suspect peer's entry failed; not declared lost", "peer", id, "err", err)
+			continue
+		}
+		n.mu.Lock()
+		_, stillSuspect := n.suspect[id]
+		_, known := n.live[id]
+		if stillSuspect {
+			delete(n.suspect, id)
+			delete(n.live, id)
+			delete(n.heard, id)
+			n.gone[id] = struct{}{}
+		}
+		n.mu.Unlock()
+		if stillSuspect {
+			// known or not: one not in the view is the home of a saved
+			// session this node found (suspectHome).
+			n.log.Warn("cluster: node lost", "peer", id, "how", "expired", "in_view", known, "silent_for_at_least", n.opts.TTL)
+			n.queueLost(id)
+		}
 	}
 }
 
@@ -457,7 +508,6 @@ func (n *Node) run() {
 		case <-t.C:
 			n.tick()
 		case <-n.resyncCh:
-			n.reconnected = time.Now()
 			n.needResync = true
 			n.tick()
 		case e, ok := <-updates:
@@ -501,7 +551,7 @@ func (n *Node) tick() {
 		}
 		return
 	}
-	n.sweepPending()
+	n.sweepSuspects(n.ctx)
 	n.retryDirty(n.ctx)
 	n.retryForgets(n.ctx)
 }
@@ -521,9 +571,7 @@ func (n *Node) retryDirty(ctx context.Context) {
 	for _, e := range todo {
 		if err := n.writeSession(ctx, e); err != nil {
 			if errors.Is(err, ErrClaimLost) {
-				n.log.Warn("cluster: a session this node announced was claimed by another node; forgetting it here",
-					"session", e.ID, "err", err)
-				continue
+				continue // claimLost told the callbacks
 			}
 			n.log.Debug("cluster: retrying an announce failed", "session", e.ID, "err", err)
 		}
@@ -573,6 +621,10 @@ func (n *Node) reapNode(id string) error {
 	}
 	if !n.nc.IsConnected() {
 		return errNotConnected
+	}
+	if !n.HoldsLease() {
+		// Degraded: this node cannot write NATS now, so it adopts nothing.
+		return ErrLeaseLapsed
 	}
 	all, err := n.scanSessions(n.ctx)
 	if err != nil {

@@ -99,18 +99,23 @@ type Node struct {
 	// Owned by the run goroutine (by Join before it starts).
 	watcher    jetstream.KeyWatcher
 	needResync bool
-	// reconnected is when the last reconnect was signalled: for a TTL
-	// after it, an expired peer is given a TTL to write again (NATS may
-	// have been down longer than the TTL, so every entry expired).
-	reconnected time.Time
 
 	mu sync.Mutex // protects the following
 	// nodesKV and sessKV are the buckets' handles, replaced by a resync.
 	nodesKV, sessKV jetstream.KeyValue
 	load            struct{ sessions, agents int }
-	lastBeat        time.Time
-	draining        bool
-	closed          bool
+	// lastBeat is when the last heartbeat that NATS stored was begun (this
+	// node's clock): the lease of this node's sessions runs from it
+	// (fencing.go).
+	lastBeat time.Time
+	// writable says the last heartbeat was stored; writableSince is when
+	// the heartbeats began to be stored again after they were not (or
+	// after Join). A peer is declared lost only on a TTL of silence
+	// counted from both its last heartbeat seen and writableSince.
+	writable      bool
+	writableSince time.Time
+	draining      bool
+	closed        bool
 	// local holds the sessions this node announced (or claimed), with
 	// the revision of their last write: re-announced after a reconnect.
 	local map[string]SessionEntry
@@ -120,9 +125,21 @@ type Node struct {
 	forgets map[string]struct{}
 	// live holds the other live nodes, fed by the nodes watcher.
 	live map[string]NodeInfo
-	// pending holds nodes missing from a fresh watcher's snapshot (NATS
-	// may have lost its data): lost unless seen again by the deadline.
-	pending   map[string]time.Time
+	// heard is when each peer's heartbeat was last seen (this node's
+	// clock): a put from the watcher, or its entry read by a sweep.
+	heard map[string]time.Time
+	// suspect holds the peers whose entry went (it expired, or a fresh
+	// watcher's snapshot lacked it): each is read again, and declared
+	// lost, only once it has been silent for a TTL while this node's own
+	// heartbeats are stored (sweepSuspects).
+	suspect map[string]struct{}
+	// lostClaims holds the local sessions another node claimed: never
+	// announced again from here, and refused by Fenced (fencing.go).
+	lostClaims  map[string]struct{}
+	onClaimLost []func(id string)
+	// gone holds the peers this node saw leave or declared lost (until
+	// they write again): their sessions may be claimed at once.
+	gone      map[string]struct{}
 	lost      []string // lost nodes waiting for the reaper
 	callbacks []func(node string, orphans []SessionEntry)
 	// keepOnDrain reports the entries Drain leaves (KeepOnDrain).
@@ -148,16 +165,19 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		opts:     o,
-		log:      o.Logger.With("node", o.NodeID),
-		resyncCh: make(chan struct{}, 1),
-		connCh:   make(chan struct{}, 1),
-		reapCh:   make(chan struct{}, 1),
-		local:    map[string]SessionEntry{},
-		dirty:    map[string]struct{}{},
-		forgets:  map[string]struct{}{},
-		live:     map[string]NodeInfo{},
-		pending:  map[string]time.Time{},
+		opts:       o,
+		log:        o.Logger.With("node", o.NodeID),
+		resyncCh:   make(chan struct{}, 1),
+		connCh:     make(chan struct{}, 1),
+		reapCh:     make(chan struct{}, 1),
+		local:      map[string]SessionEntry{},
+		dirty:      map[string]struct{}{},
+		forgets:    map[string]struct{}{},
+		live:       map[string]NodeInfo{},
+		heard:      map[string]time.Time{},
+		suspect:    map[string]struct{}{},
+		lostClaims: map[string]struct{}{},
+		gone:       map[string]struct{}{},
 	}
 	if n.macKey, err = deriveKey(o.Secret, infoMAC); err != nil {
 		return nil, fmt.Errorf("cluster: derive peer MAC key: %w", err)
@@ -375,10 +395,12 @@ func (n *Node) sessions() jetstream.KeyValue {
 }
 
 // ready returns an error unless the node is open and connected. write
-// says whether the caller writes (refused while draining too).
+// says whether the caller writes (refused while draining too, and while
+// this node's lease has lapsed).
 func (n *Node) ready(write bool) error {
 	n.mu.Lock()
 	closed, draining := n.closed, n.draining
+	lease := n.leaseLocked(time.Now())
 	n.mu.Unlock()
 	switch {
 	case closed:
@@ -387,6 +409,9 @@ func (n *Node) ready(write bool) error {
 		return fmt.Errorf("%w (draining)", ErrClosed)
 	case !n.nc.IsConnected():
 		return unavailable(errNotConnected)
+	case write && !lease:
+		// Degraded: a node that cannot renew its own lease claims nothing.
+		return unavailable(ErrLeaseLapsed)
 	}
 	return nil
 }
@@ -417,6 +442,9 @@ func (n *Node) onDisconnect(_ *nats.Conn, err error) {
 	if n.ctx != nil && n.ctx.Err() != nil {
 		return // closing
 	}
+	n.mu.Lock()
+	n.writable = false
+	n.mu.Unlock()
 	n.log.Warn("cluster: disconnected from NATS", "err", err)
 }
 

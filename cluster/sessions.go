@@ -34,6 +34,10 @@ func (n *Node) Announce(ctx context.Context, e SessionEntry) error {
 		}
 		return fmt.Errorf("cluster: announce session %s: %w (draining)", e.ID, ErrClosed)
 	}
+	if _, lost := n.lostClaims[e.ID]; lost {
+		n.mu.Unlock()
+		return fmt.Errorf("cluster: announce session %s: %w", e.ID, ErrClaimLost)
+	}
 	e.Node = n.opts.NodeID
 	if e.Updated.IsZero() {
 		e.Updated = time.Now()
@@ -60,13 +64,15 @@ func (n *Node) Announce(ctx context.Context, e SessionEntry) error {
 	return nil
 }
 
-// writeSession writes e (home: this node). With the revision of this
-// node's last write it is a compare-and-set, so that a claim by another
-// node is not overwritten: on a conflict the entry is read, and unless its
-// home is still this node (or it is gone) the result is ErrClaimLost and
-// e is forgotten locally. On success the local copy gets the new revision
-// and is no longer dirty; on a failure it stays dirty, retried with the
-// next heartbeat.
+// writeSession writes e (home: this node), always as a compare-and-set,
+// so that a claim by another node is never overwritten: an update on the
+// revision of this node's last write, or a create for a first write (or
+// an entry NATS lost). On a conflict the entry is read: if its home is
+// another node the result is ErrClaimLost and e is forgotten here for
+// good (claimLost); if it is still this node's, it is updated on the
+// revision read. On success the local copy gets the new revision and is
+// no longer dirty; on a failure it stays dirty, retried with the next
+// heartbeat.
 func (n *Node) writeSession(ctx context.Context, e SessionEntry) error {
 	kv := n.sessions()
 	key := sessKey(e.ID)
@@ -82,25 +88,37 @@ func (n *Node) writeSession(ctx context.Context, e SessionEntry) error {
 		if err != nil && !isRevisionMismatch(err) {
 			return err
 		}
-		if err != nil {
-			cur, gerr := kv.Get(octx, key)
-			switch {
-			case gerr == nil:
-				if other, derr := decodeSession(cur); derr == nil && other.Node != n.opts.NodeID {
-					n.mu.Lock()
-					delete(n.local, e.ID)
-					delete(n.dirty, e.ID)
-					n.mu.Unlock()
-					return fmt.Errorf("%w: its home is now node %s", ErrClaimLost, other.Node)
-				}
-			case !isNotFound(gerr):
-				return gerr
-			}
+	} else {
+		rev, err = kv.Create(octx, key, data)
+		if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			return err
 		}
 	}
-	if rev == 0 {
-		if rev, err = kv.Put(octx, key, data); err != nil {
-			return err
+	if err != nil {
+		// Changed since this node's last write (or there before its
+		// first): whose is it now?
+		cur, gerr := kv.Get(octx, key)
+		switch {
+		case isNotFound(gerr):
+			// NATS lost it (or it was deleted): written again, unless
+			// someone creates it first.
+			if rev, err = kv.Create(octx, key, data); err != nil {
+				return fmt.Errorf("create again: %w", err)
+			}
+		case gerr != nil:
+			return gerr
+		default:
+			other, derr := decodeSession(cur)
+			if derr != nil {
+				return fmt.Errorf("entry is not JSON: %w", derr)
+			}
+			if other.Node != n.opts.NodeID {
+				n.claimLost(e.ID, other.Node)
+				return fmt.Errorf("%w: its home is now node %s", ErrClaimLost, other.Node)
+			}
+			if rev, err = kv.Update(octx, key, data, cur.Revision()); err != nil {
+				return fmt.Errorf("update on the revision read: %w", err)
+			}
 		}
 	}
 	n.mu.Lock()
@@ -133,6 +151,7 @@ func (n *Node) Forget(ctx context.Context, id string) error {
 	prev, known := n.local[id]
 	delete(n.local, id)
 	delete(n.dirty, id)
+	delete(n.lostClaims, id)
 	n.mu.Unlock()
 	var rev uint64
 	if known {
@@ -270,6 +289,7 @@ func (n *Node) Claim(ctx context.Context, e SessionEntry) (SessionEntry, error) 
 	n.mu.Lock()
 	n.local[ne.ID] = ne
 	delete(n.forgets, ne.ID)
+	delete(n.lostClaims, ne.ID)
 	n.mu.Unlock()
 	n.log.Info("cluster: claimed session", "session", e.ID, "from", e.Node)
 	return ne, nil

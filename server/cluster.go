@@ -100,6 +100,9 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 	defer cancel()
 	node, err := cluster.Join(ctx, co)
 	if err != nil {
+		if errors.Is(err, cluster.ErrReplicas) {
+			return s.opts.optionError("Options.Cluster.Replicas", err)
+		}
 		return fmt.Errorf("server: join the cluster at %s: %w", co.NATSURL, err)
 	}
 	peer, err := newPeerSSH(node)
@@ -398,9 +401,9 @@ func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home clust
 
 // snapshotStore is the cluster's store of session snapshots: a JetStream
 // KV bucket beside the directory's, so that any node can adopt a lost
-// node's sessions.
+// node's sessions; it has as many replicas as the directory's buckets.
 func (c *clusterNode) snapshotStore() (store.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	return store.OpenKV(ctx, c.node.Conn(), c.node.Bucket()+"_snapshots", store.KVOptions{})
+	return store.OpenKV(ctx, c.node.Conn(), c.node.Bucket()+"_snapshots", store.KVOptions{Replicas: c.node.Replicas()})
 }

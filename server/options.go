@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/cluster"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -377,6 +378,10 @@ func (o Options) withDefaults() (Options, error) {
 	def(&o.Snapshots.Every, DefaultSnapshotEvery)
 	def(&o.Headless.IdleTimeout, DefaultHeadlessIdleTimeout)
 	def(&o.Headless.MaxClients, DefaultHeadlessMaxClients)
+	if r := o.Cluster.Replicas; r < 0 || r > cluster.MaxReplicas {
+		return o, o.optionError("Options.Cluster.Replicas", fmt.Errorf("%d replicas: between 1 and %d (JetStream's most), or 0 for the default (%d when the NATS cluster has %d or more JetStream servers, else 1)",
+			r, cluster.MaxReplicas, cluster.DefaultReplicas, cluster.DefaultReplicas))
+	}
 	o.Limits = o.Limits.withDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -39,7 +39,9 @@ var deleteMarkerTTL = time.Minute
 // KVOptions configures OpenKV.
 type KVOptions struct {
 	// Replicas of the bucket's stream: 0 means 1. More than 1 needs a
-	// JetStream cluster of at least that many servers.
+	// JetStream cluster of at least that many servers. A bucket that
+	// exists with another count is changed to this one (JetStream adds or
+	// removes the copies).
 	Replicas int
 	// MaxValueSize is the largest value Put takes, in bytes; a larger one
 	// is refused with ErrTooLarge before anything is sent. 0 means
@@ -124,7 +126,7 @@ func OpenKV(ctx context.Context, nc *nats.Conn, bucket string, o KVOptions) (*KV
 	ctx, cancel := opCtx(ctx)
 	defer cancel()
 	if k.kv, err = js.CreateOrUpdateKeyValue(ctx, k.cfg); err != nil {
-		return nil, fmt.Errorf("store: open nats kv %s: %w", bucket, k.classify(ctx, err))
+		return nil, fmt.Errorf("store: open nats kv %s with %d replicas: %w", bucket, replicas, k.classify(ctx, err))
 	}
 	return k, nil
 }

@@ -74,6 +74,11 @@ type Metrics struct {
 	// moves it only where its session registry adds and removes one
 	// (session.Options.Count), so it equals the sessions listed.
 	SessionsOpen prometheus.Gauge
+	// TerminalsOpen is raxol_terminals_open: SSH terminals attached to
+	// this node's sessions (a terminal bridged from another node counts
+	// on the session's home only). The server moves it only where a
+	// session's terminals are added and removed (its lifecycle).
+	TerminalsOpen prometheus.Gauge
 	// Connections is raxol_ssh_connections_total{outcome}: ended SSH
 	// connections by outcome. Use [Metrics.Connection] to keep the label
 	// within [Outcomes].
@@ -204,6 +209,10 @@ func New() *Metrics {
 			Namespace: "raxol", Name: "sessions_open",
 			Help: "Live sessions.",
 		}),
+		TerminalsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "raxol", Name: "terminals_open",
+			Help: "SSH terminals attached to this node's sessions.",
+		}),
 		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "raxol", Subsystem: "ssh", Name: "connections_total",
 			Help: "Ended SSH connections by outcome.",
@@ -313,7 +322,7 @@ func New() *Metrics {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.SessionsOpen, m.Connections, m.AuthFailures, m.LimitRejections,
+		m.SessionsOpen, m.TerminalsOpen, m.Connections, m.AuthFailures, m.LimitRejections,
 		m.FoldDuration, m.UpdateFailures, m.ViewFailures,
 		m.FramesWritten, m.BytesWritten,
 		m.MCPToolCalls, m.MCPToolCallDuration, m.MCPClients,
@@ -371,6 +380,14 @@ func (m *Metrics) SessionOpened() {
 func (m *Metrics) SessionClosed() {
 	if m != nil {
 		m.SessionsOpen.Dec()
+	}
+}
+
+// TerminalsAdd adds delta (+1 as a terminal is attached, -1 as it
+// leaves) to TerminalsOpen.
+func (m *Metrics) TerminalsAdd(delta int) {
+	if m != nil {
+		m.TerminalsOpen.Add(float64(delta))
 	}
 }
 

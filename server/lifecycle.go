@@ -219,6 +219,7 @@ func (l *lifecycle) reserve(ls *liveSession, t *terminal) bool {
 		return false
 	}
 	ls.terms = append(ls.terms, t)
+	l.s.metrics.TerminalsAdd(1) // leave takes it off again
 	var others []*terminal
 	if t.owner() {
 		if ls.primary == nil {
@@ -268,7 +269,10 @@ func (l *lifecycle) installLocked(ls *liveSession, t *terminal) {
 func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
 	defer l.s.cluster.changed()
 	l.mu.Lock()
-	ls.terms = slices.DeleteFunc(ls.terms, func(o *terminal) bool { return o == t })
+	if i := slices.Index(ls.terms, t); i >= 0 {
+		ls.terms = slices.Delete(ls.terms, i, i+1)
+		l.s.metrics.TerminalsAdd(-1)
+	}
 	if ls.ended {
 		l.mu.Unlock()
 		return

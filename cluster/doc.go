@@ -23,7 +23,14 @@
 // # Buckets
 //
 // Two buckets, named after Options.Bucket (default "raxol"), file storage,
-// one replica, history 1:
+// history 1, with Options.Replicas copies each ([Node.Replicas]; the
+// server's snapshots bucket has as many). Zero means DefaultReplicas when
+// JetStream can place that many copies in the NATS cluster, else 1 (a
+// standalone server, or a cluster of fewer servers): the first bucket's
+// create decides, and [Node.Describe] says which and why. A count the
+// NATS servers can never hold makes Join fail at once with [ErrReplicas]
+// (a server offline now is retried instead); a bucket found with another
+// count is changed to the node's, with a warning:
 //
 //   - <Bucket>_nodes: key node.<id> → JSON [NodeInfo]. The bucket's TTL is
 //     Options.TTL (default 10 s) with limit markers on, so an entry not

@@ -29,8 +29,9 @@
 // standalone server, or a cluster of fewer servers): the first bucket's
 // create decides, and [Node.Describe] says which and why. A count the
 // NATS servers can never hold makes Join fail at once with [ErrReplicas]
-// (a server offline now is retried instead); a bucket found with another
-// count is changed to the node's, with a warning:
+// (JetStream places a copy on a server that is down, so one server down
+// does not lower the default); a bucket found with another count is
+// changed to the node's, with a warning:
 //
 //   - <Bucket>_nodes: key node.<id> → JSON [NodeInfo]. The bucket's TTL is
 //     Options.TTL (default 10 s) with limit markers on, so an entry not

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 )
@@ -205,5 +206,67 @@ func TestReplicasSurviveServerLoss(t *testing.T) {
 				t.Errorf("n%d: entry %s is gone", i, id)
 			}
 		}
+	}
+}
+
+// TestReplicasDefaultWithAServerDown: on a three-server cluster with one
+// server down, a first node with the default still makes its buckets with
+// three replicas (JetStream places the third on the server that is down),
+// not one: they work on the two left, and once the server is back the
+// entry survives the loss of either of the others.
+func TestReplicasDefaultWithAServerDown(t *testing.T) {
+	c := natstest.RunCluster(t, 3)
+	c.Stop(2)
+	c.WaitMetaLeader()
+	bucket := uniqueBucket()
+	n := join(t, c.URLs(), bucket, "a")
+	if got := n.Replicas(); got != 3 {
+		t.Fatalf("Replicas() = %d with a server of three down, want 3", got)
+	}
+	ctx := ctxT(t)
+	if err := n.Announce(ctx, SessionEntry{ID: "s1", Owner: "o"}); err != nil {
+		t.Fatalf("Announce with a server of three down: %v", err)
+	}
+	c.Restart(2)
+	stream := "KV_" + bucket + "_sessions"
+	c.WaitStreamCurrent(stream)
+	if got := streamReplicas(t, c.URL(2), bucket+"_sessions"); got != 3 {
+		t.Fatalf("sessions bucket has %d replicas, want 3", got)
+	}
+	// Now a three-copy bucket: the entry is read with either of the two
+	// other servers down.
+	for _, other := range []int{0, 1} {
+		c.Stop(other)
+		if !hasEntry(t, c.URL(2), bucket+"_sessions", sessKey("s1")) {
+			t.Fatalf("with n%d down, the entry is not readable through n2", other)
+		}
+		c.Restart(other)
+		c.WaitStreamCurrent(stream)
+	}
+}
+
+// hasEntry reports whether key has a live value in bucket, read through
+// the NATS at url, trying again for a few seconds while the read fails (a
+// stream electing a leader).
+func hasEntry(t testing.TB, url, bucket, key string) bool {
+	t.Helper()
+	js := natstest.JetStream(t, url)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		kv, err := js.KeyValue(ctx, bucket)
+		if err == nil {
+			_, err = kv.Get(ctx, key)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return false
+		case time.Now().After(deadline):
+			t.Fatalf("read %s from %s through %s: %v", key, bucket, url, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Fencing: one home per session, always.
@@ -35,8 +39,11 @@ func (n *Node) LeaseMargin() time.Duration {
 // leaseLocked reports whether this node's lease holds at now. Call with
 // n.mu held.
 func (n *Node) leaseLocked(now time.Time) bool {
-	return !n.closed && !n.lastBeat.IsZero() && now.Sub(n.lastBeat) < n.opts.TTL-n.LeaseMargin()
+	return !n.closed && !n.mustVerify && !n.lastBeat.IsZero() && now.Sub(n.lastBeat) < n.leaseTerm()
 }
+
+// leaseTerm is how long the lease lasts from the start of a heartbeat.
+func (n *Node) leaseTerm() time.Duration { return n.opts.TTL - n.LeaseMargin() }
 
 // HoldsLease reports whether this node's lease on its sessions holds now:
 // it stored a heartbeat less than TTL-LeaseMargin ago.
@@ -53,12 +60,12 @@ func (n *Node) HoldsLease() bool {
 // announced yet is not fenced by a claim.
 func (n *Node) Fenced(id string) error {
 	n.mu.Lock()
-	_, lost := n.lostClaims[id]
+	home, lost := n.lostClaims[id]
 	lease := n.leaseLocked(time.Now())
 	n.mu.Unlock()
 	switch {
 	case lost:
-		return fmt.Errorf("cluster: session %s: %w", id, ErrClaimLost)
+		return fmt.Errorf("cluster: session %s: %w: its home is now node %s", id, ErrClaimLost, home)
 	case !lease:
 		return fmt.Errorf("cluster: session %s: %w", id, unavailable(ErrLeaseLapsed))
 	}
@@ -94,7 +101,7 @@ func (n *Node) claimLost(id, other string) {
 	delete(n.local, id)
 	delete(n.dirty, id)
 	_, already := n.lostClaims[id]
-	n.lostClaims[id] = struct{}{}
+	n.lostClaims[id] = other
 	cbs := n.onClaimLost
 	n.mu.Unlock()
 	if already {
@@ -117,4 +124,42 @@ func (n *Node) suspectHome(id string) {
 		return
 	}
 	n.suspect[id] = struct{}{}
+}
+
+// applySession handles one change of the directory seen by the sessions
+// watcher: an entry of a session this node holds, written by another
+// node after this node's last write of it, is a claim lost.
+func (n *Node) applySession(e jetstream.KeyValueEntry) {
+	if e.Operation() != jetstream.KeyValuePut {
+		return
+	}
+	id, ok := strings.CutPrefix(e.Key(), "sess.")
+	if !ok {
+		return
+	}
+	var se SessionEntry
+	if err := json.Unmarshal(e.Value(), &se); err != nil || se.Node == n.opts.NodeID {
+		return
+	}
+	n.mu.Lock()
+	mine, held := n.local[id]
+	n.mu.Unlock()
+	if held && e.Revision() > mine.Revision {
+		n.claimLost(id, se.Node)
+	}
+}
+
+// watchSessions starts the sessions watcher (changes from now on).
+func (n *Node) watchSessions() error {
+	if n.sessWatcher != nil {
+		stopWatcher(n.sessWatcher)
+		n.sessWatcher = nil
+	}
+	// The watcher lives as long as the node: its ctx is n.ctx.
+	w, err := n.sessions().WatchAll(n.ctx, jetstream.UpdatesOnly())
+	if err != nil {
+		return fmt.Errorf("watch sessions: %w", err)
+	}
+	n.sessWatcher = w
+	return nil
 }

@@ -122,12 +122,19 @@ func (n *Node) setup(ctx context.Context, join bool) error {
 	if err := n.beat(ctx); err != nil {
 		return fmt.Errorf("write node entry: %w", err)
 	}
+	// Before the re-announce: a claim made after it is seen.
+	if err := n.watchSessions(); err != nil {
+		return err
+	}
 	if !join {
 		if err := n.reannounce(ctx); err != nil {
 			return err
 		}
 		n.retryForgets(ctx)
 	}
+	n.mu.Lock()
+	n.mustVerify = false // every local session was written, or found claimed
+	n.mu.Unlock()
 	if n.watcher != nil {
 		stopWatcher(n.watcher)
 		n.watcher = nil
@@ -192,6 +199,11 @@ func (n *Node) beat(ctx context.Context) error {
 	}
 	now := time.Now()
 	n.mu.Lock()
+	if !n.lastBeat.IsZero() && self.Seen.Sub(n.lastBeat) >= n.leaseTerm() {
+		// The lease lapsed before this heartbeat: peers may have claimed
+		// sessions meanwhile. It holds again after a resync (setup).
+		n.mustVerify = true
+	}
 	n.lastBeat = self.Seen
 	if !n.writable {
 		n.writable, n.writableSince = true, now
@@ -494,13 +506,20 @@ func (n *Node) run() {
 			stopWatcher(n.watcher)
 			n.watcher = nil
 		}
+		if n.sessWatcher != nil {
+			stopWatcher(n.sessWatcher)
+			n.sessWatcher = nil
+		}
 	}()
 	t := time.NewTicker(n.opts.Heartbeat)
 	defer t.Stop()
 	for {
-		var updates <-chan jetstream.KeyValueEntry
+		var updates, sessUpdates <-chan jetstream.KeyValueEntry
 		if n.watcher != nil {
 			updates = n.watcher.Updates()
+		}
+		if n.sessWatcher != nil {
+			sessUpdates = n.sessWatcher.Updates()
 		}
 		select {
 		case <-n.ctx.Done():
@@ -519,6 +538,15 @@ func (n *Node) run() {
 			}
 			if e != nil {
 				n.apply(e, nil)
+			}
+		case e, ok := <-sessUpdates:
+			if !ok {
+				n.sessWatcher = nil
+				n.needResync = true
+				continue
+			}
+			if e != nil {
+				n.applySession(e)
 			}
 		}
 	}
@@ -549,6 +577,16 @@ func (n *Node) tick() {
 			n.log.Warn("cluster: heartbeat failed; resyncing with the next one", "err", err)
 			n.needResync = true
 		}
+		return
+	}
+	n.mu.Lock()
+	verify := n.mustVerify
+	n.mu.Unlock()
+	if verify {
+		// The lease lapsed: a resync now, to find the sessions claimed
+		// meanwhile before any is served again.
+		n.needResync = true
+		n.tick()
 		return
 	}
 	n.sweepSuspects(n.ctx)

@@ -97,8 +97,11 @@ type Node struct {
 	reapCh   chan struct{} // cap 1: lost nodes are queued
 
 	// Owned by the run goroutine (by Join before it starts).
-	watcher    jetstream.KeyWatcher
-	needResync bool
+	watcher jetstream.KeyWatcher
+	// sessWatcher sees every change of the directory from its start: a
+	// local session's entry written by another node is a claim lost.
+	sessWatcher jetstream.KeyWatcher
+	needResync  bool
 
 	mu sync.Mutex // protects the following
 	// nodesKV and sessKV are the buckets' handles, replaced by a resync.
@@ -114,8 +117,12 @@ type Node struct {
 	// counted from both its last heartbeat seen and writableSince.
 	writable      bool
 	writableSince time.Time
-	draining      bool
-	closed        bool
+	// mustVerify says the lease lapsed before the last stored heartbeat:
+	// it holds again only once a resync re-announced every local session
+	// (finding those claimed meanwhile).
+	mustVerify bool
+	draining   bool
+	closed     bool
 	// local holds the sessions this node announced (or claimed), with
 	// the revision of their last write: re-announced after a reconnect.
 	local map[string]SessionEntry
@@ -133,9 +140,10 @@ type Node struct {
 	// lost, only once it has been silent for a TTL while this node's own
 	// heartbeats are stored (sweepSuspects).
 	suspect map[string]struct{}
-	// lostClaims holds the local sessions another node claimed: never
-	// announced again from here, and refused by Fenced (fencing.go).
-	lostClaims  map[string]struct{}
+	// lostClaims holds the local sessions another node claimed, with that
+	// node: never announced again from here, and refused by Fenced
+	// (fencing.go).
+	lostClaims  map[string]string
 	onClaimLost []func(id string)
 	// gone holds the peers this node saw leave or declared lost (until
 	// they write again): their sessions may be claimed at once.
@@ -176,7 +184,7 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		live:       map[string]NodeInfo{},
 		heard:      map[string]time.Time{},
 		suspect:    map[string]struct{}{},
-		lostClaims: map[string]struct{}{},
+		lostClaims: map[string]string{},
 		gone:       map[string]struct{}{},
 	}
 	if n.macKey, err = deriveKey(o.Secret, infoMAC); err != nil {
@@ -243,7 +251,12 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 		retry.Reset(joinRetry)
 		select {
 		case <-ctx.Done():
-			// setup failed, so no watcher is left: the connection is all.
+			// setup failed, so no nodes watcher is left; a sessions
+			// watcher may be, and then the connection.
+			if n.sessWatcher != nil {
+				stopWatcher(n.sessWatcher)
+				n.sessWatcher = nil
+			}
 			n.cancel()
 			n.nc.Close()
 			return nil, fmt.Errorf("cluster: join as node %s via %s: %w (%w); last attempt: %w",

@@ -34,9 +34,9 @@ func (n *Node) Announce(ctx context.Context, e SessionEntry) error {
 		}
 		return fmt.Errorf("cluster: announce session %s: %w (draining)", e.ID, ErrClosed)
 	}
-	if _, lost := n.lostClaims[e.ID]; lost {
+	if home, lost := n.lostClaims[e.ID]; lost {
 		n.mu.Unlock()
-		return fmt.Errorf("cluster: announce session %s: %w", e.ID, ErrClaimLost)
+		return fmt.Errorf("cluster: announce session %s: %w: its home is now node %s", e.ID, ErrClaimLost, home)
 	}
 	e.Node = n.opts.NodeID
 	if e.Updated.IsZero() {

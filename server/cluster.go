@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 )
 
@@ -123,6 +124,9 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 		transport: peerTransport(),
 	}
 	c.proxy = c.newProxy()
+	// A session another node claimed is given up by the next sync; Fenced
+	// refuses its requests meanwhile.
+	node.OnClaimLost(func(string) { c.changed() })
 	s.cluster = c
 	go c.run(runCtx)
 	return nil
@@ -193,13 +197,17 @@ func (c *clusterNode) sync(ctx context.Context) {
 	agents := 0
 	for id, e := range now {
 		agents += e.Agents
+		if c.node.ClaimLost(id) {
+			c.giveUp(id)
+			continue
+		}
 		old, told := c.announced[id]
 		if told && sameEntry(old, e) {
 			continue
 		}
 		if err := c.node.Announce(ctx, e); err != nil {
 			if errors.Is(err, cluster.ErrClaimLost) {
-				c.s.log.Warn("cluster: another node claimed a session this node holds", "session", id)
+				c.giveUp(id)
 			} else if ctx.Err() == nil {
 				c.s.log.Debug("cluster: announce failed; retried", "session", id, "err", err)
 			}
@@ -218,6 +226,37 @@ func (c *clusterNode) sync(ctx context.Context) {
 		delete(c.announced, id)
 	}
 	c.node.SetLoad(len(now), agents)
+}
+
+// movedReason is what the terminals of a session are told when another
+// node claimed it.
+const movedReason = "this session moved to another node of the cluster; reconnect to resume it there"
+
+// giveUp ends this node's copy of session id, which another node claimed
+// (its directory entry names that node now): its record is left alone
+// (the winner's snapshot is not saved over, nor deleted), its terminals
+// are told it moved, its agents lose their connections, and the
+// directory entry, the winner's, is not touched (Forget leaves an entry
+// naming another node).
+func (c *clusterNode) giveUp(id string) {
+	se, ok := c.s.sessions.Get(id)
+	if !ok {
+		return
+	}
+	c.s.log.Warn("cluster: another node claimed a session this node held; ending this node's copy without saving it",
+		"session", id)
+	c.s.persist.Load().abandon(se)
+	c.s.sessions.EndCause(id, session.Ended(movedReason))
+}
+
+// fenced returns nil while this node may acknowledge writes to session id
+// (always on a single node); else why not (cluster.Node.Fenced): another
+// node claimed it, or this node's lease on its sessions lapsed.
+func (c *clusterNode) fenced(id string) error {
+	if c == nil {
+		return nil
+	}
+	return c.node.Fenced(id)
 }
 
 func sameEntry(a, b cluster.SessionEntry) bool {
@@ -322,11 +361,22 @@ func (c *clusterNode) servePeerChecked(w http.ResponseWriter, r *http.Request, n
 // unknown session and a wrong token look alike from any node.
 func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local http.Handler) {
 	id := sessionIDOf(r.URL.Path)
-	if id == "" || fromPeer(r) {
+	if id == "" {
 		local.ServeHTTP(w, r)
 		return
 	}
 	if _, ok := c.s.sessions.Get(id); ok {
+		if err := c.node.Fenced(id); err != nil {
+			// Fencing: another node claimed it, or this node could not
+			// renew its lease (a peer may be adopting it). Nothing is
+			// acknowledged here any more.
+			c.refuseFenced(w, err)
+			return
+		}
+		local.ServeHTTP(w, r)
+		return
+	}
+	if fromPeer(r) {
 		local.ServeHTTP(w, r)
 		return
 	}
@@ -340,6 +390,17 @@ func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local
 	default:
 		local.ServeHTTP(w, r)
 	}
+}
+
+// refuseFenced answers a request for a session this node may not serve
+// now (fenced says why) with 503 and a line the agent can act on.
+func (c *clusterNode) refuseFenced(w http.ResponseWriter, err error) {
+	msg := "this session is moving to another node of the cluster; retry in a moment"
+	if errors.Is(err, cluster.ErrClaimLost) {
+		msg = "this session moved to another node of the cluster; retry to reach it there"
+	}
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
 // sessionIDOf is the <id> of /sessions/<id>/..., or "".

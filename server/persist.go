@@ -262,6 +262,10 @@ func (p *persister) save(se *session.Session) error {
 	if !ok || t.se != se || current {
 		return nil // not saved at all; or saved so, and the model's changes are the tick's
 	}
+	if err := p.s.cluster.fenced(se.ID); err != nil {
+		// Not this node's to write now: the record may be another node's.
+		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
+	}
 	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
 	data, acc, err := p.record(t)
 	if err == nil {
@@ -339,7 +343,10 @@ func (p *persister) flush(ctx context.Context) {
 		p.mu.Lock()
 		cur := batch[:0]
 		for _, j := range batch {
-			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access {
+			// Fencing: a session another node claimed, or any while this
+			// node's lease lapsed, is not written (kept for a later flush).
+			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access &&
+				p.s.cluster.fenced(j.t.se.ID) == nil {
 				cur = append(cur, j)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 )
 
@@ -105,4 +106,23 @@ func (p *persister) isStored(id string) bool {
 	defer p.mu.Unlock()
 	t, ok := p.tracked[id]
 	return ok && t.stored
+}
+
+// abandon stops saving se without deleting its record: another node
+// claimed the session, and the record is the winner's now. Called before
+// se is ended (ended then finds nothing to delete); a write already under
+// way finishes first (p.writing).
+func (p *persister) abandon(se *session.Session) {
+	if p == nil {
+		return
+	}
+	p.writing.Lock()
+	p.mu.Lock()
+	if t, ok := p.tracked[se.ID]; ok && t.se == se {
+		delete(p.tracked, se.ID)
+	}
+	delete(p.deletes, se.ID)
+	p.mu.Unlock()
+	p.writing.Unlock()
+	se.SetSaver(nil)
 }

@@ -84,6 +84,9 @@ func (n *Node) setReplicas(r int, why string) {
 // changed to this one (JetStream adds or removes the copies) and a
 // warning is logged.
 func (n *Node) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	// One look at the bucket first: its replica count now (0: no bucket,
+	// or the look failed; then the create below says why).
+	have := n.bucketReplicas(ctx, cfg.Bucket)
 	r := n.Replicas()
 	if r == 0 {
 		cluster := n.nc.ConnectedClusterName()
@@ -94,7 +97,7 @@ func (n *Node) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (
 			n.setReplicas(1, "default: the NATS server is standalone")
 			r = 1
 		} else {
-			n.warnIfChanging(ctx, cfg.Bucket, DefaultReplicas)
+			n.warnIfChanging(cfg.Bucket, have, DefaultReplicas)
 			cfg.Replicas = DefaultReplicas
 			kv, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
 			switch {
@@ -108,7 +111,7 @@ func (n *Node) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (
 			r = 1
 		}
 	}
-	n.warnIfChanging(ctx, cfg.Bucket, r)
+	n.warnIfChanging(cfg.Bucket, have, r)
 	cfg.Replicas = r
 	kv, err := n.js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil && tooFewServers(err) {
@@ -120,14 +123,21 @@ func (n *Node) createBucket(ctx context.Context, cfg jetstream.KeyValueConfig) (
 	return kv, nil
 }
 
-// warnIfChanging logs a warning when bucket exists with a replica count
-// other than want (CreateOrUpdateKeyValue is about to change it).
-func (n *Node) warnIfChanging(ctx context.Context, bucket string, want int) {
+// bucketReplicas returns the replica count of bucket's stream, or 0 if
+// there is no such bucket or it cannot be read now.
+func (n *Node) bucketReplicas(ctx context.Context, bucket string) int {
 	st, err := n.js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
-		return // not there yet (or unreachable: the create says so)
+		return 0
 	}
-	if have := st.CachedInfo().Config.Replicas; have != want {
+	return st.CachedInfo().Config.Replicas
+}
+
+// warnIfChanging logs a warning when the bucket exists (have > 0) with a
+// replica count other than want (CreateOrUpdateKeyValue is about to
+// change it).
+func (n *Node) warnIfChanging(bucket string, have, want int) {
+	if have > 0 && have != want {
 		n.log.Warn("cluster: changing the replicas of a bucket (every node should be given the same --cluster-replicas)",
 			"bucket", bucket, "from", have, "to", want)
 	}

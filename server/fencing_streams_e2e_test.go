@@ -20,13 +20,19 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/server"
 )
 
+// r1Secret is the cluster secret of startR1Nodes' nodes.
+var r1Secret = func() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}()
+
 // startR1Nodes starts nodes ids of the saving demo on the NATS servers at
 // urls, with one-replica buckets named after bucket (1 s heartbeat, 3 s
 // TTL).
 func startR1Nodes(t *testing.T, urls, bucket string, ids ...string) []*clusterNode {
 	t.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
+	secret := r1Secret
 	var nodes []*clusterNode
 	for _, id := range ids {
 		sshLn, err := net.Listen("tcp", "127.0.0.1:0")

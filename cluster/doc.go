@@ -76,7 +76,13 @@
 // kept, and served again once a heartbeat is stored and its entry is
 // still this node's), nor once another node claimed it (ErrClaimLost:
 // the entry is never written from here again, and the [Node.OnClaimLost]
-// callbacks are told so the server ends its copy). A degraded node claims
+// callbacks are told so the server ends its copy). A node learns of such
+// a claim at once from a watcher on the sessions bucket (every change of
+// the directory reaches every node; one of a local session's entry made
+// by another node after this node's last write is a claim lost), and
+// from any write of its own that finds the entry changed. A lease that
+// lapsed holds again only after a resync has re-announced every local
+// session. A degraded node claims
 // and adopts nothing (Claim, ClaimAbsent and DropOrphan fail with
 // ErrLeaseLapsed, and lost peers wait), and ClaimAbsent takes an entry
 // whose home is not live only if this node saw that home go or has
@@ -131,8 +137,8 @@
 //
 // # Goroutines
 //
-// Join starts two, owned by the [Node]: run (heartbeat, nodes watcher,
-// resync) and reap (the orphans of lost nodes, OnNodeLost callbacks, one
+// Join starts two, owned by the [Node]: run (heartbeat, the nodes and
+// sessions watchers, resync) and reap (the orphans of lost nodes, OnNodeLost callbacks, one
 // at a time). Close and Drain cancel and join both. The NATS client's own
 // goroutines end when Close closes the connection.
 //

@@ -187,7 +187,9 @@ func TestReplicasSurviveServerLoss(t *testing.T) {
 				_, _, err = b.Lookup(lctx, id)
 				return err == nil
 			}
-			deadline := time.Now().Add(15 * time.Second)
+			// A stream whose leader went may wait for JetStream's
+			// election timeout (4-9 s) when the handover missed.
+			deadline := time.Now().Add(20 * time.Second)
 			for !testlookup() {
 				if time.Now().After(deadline) {
 					t.Fatalf("n%d down: Lookup(%s) on node b: %v", i, id, err)
@@ -251,7 +253,7 @@ func TestReplicasDefaultWithAServerDown(t *testing.T) {
 func hasEntry(t testing.TB, url, bucket, key string) bool {
 	t.Helper()
 	js := natstest.JetStream(t, url)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second) // a leader election, as above
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		kv, err := js.KeyValue(ctx, bucket)

@@ -52,13 +52,19 @@ func bucketReplicas(t testing.TB, js jetstream.JetStream, bucket string) int {
 	return st.CachedInfo().Config.Replicas
 }
 
+// electionWait bounds how long a bucket may go without a leader after a
+// NATS server stops: one stopped cleanly hands its leaderships over at
+// once, but on a loaded machine the handover can miss, and then the
+// others wait for JetStream's election timeout (4-9 s) to elect one.
+const electionWait = 20 * time.Second
+
 // hasKey reports whether key has a live value in bucket, read through js;
-// a failed read is retried for a few seconds (a stream whose leader just
-// went elects another).
+// a failed read is retried for up to electionWait (a stream whose leader
+// just went elects another).
 func hasKey(t testing.TB, js jetstream.JetStream, bucket, key string) bool {
 	t.Helper()
 	var err error
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(electionWait)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		var kv jetstream.KeyValue
@@ -80,12 +86,13 @@ func hasKey(t testing.TB, js jetstream.JetStream, bucket, key string) bool {
 
 // resumeVia resumes session id as alice (key) through node n over SSH,
 // trying again while the node answers that the directory is unavailable
-// (a stream electing a new leader), until the screen shows want; it
+// (a stream electing a new leader: up to electionWait), until the screen
+// shows want; it
 // returns the client and how long it took.
 func resumeVia(t *testing.T, n *clusterNode, o clientOpts, id, want string) (*client, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(15 * time.Second)
+	deadline := start.Add(electionWait)
 	for attempt := 1; ; attempt++ {
 		c := connectCmd(t, n.ssh, o, "resume "+id)
 		for !c.Exited() && !strings.Contains(c.Screen(), want) && time.Now().Before(deadline) {

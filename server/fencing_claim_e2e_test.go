@@ -3,12 +3,14 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
@@ -21,8 +23,11 @@ func bucketOf(t *testing.T, js jetstream.JetStream, suffix string) jetstream.Key
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	names := js.KeyValueStoreNames(ctx)
-	for name := range names.Name() {
+	var names []string // read to the end: the lister's goroutine ends then
+	for name := range js.KeyValueStoreNames(ctx).Name() {
+		names = append(names, name)
+	}
+	for _, name := range names {
 		if strings.HasSuffix(name, suffix) {
 			kv, err := js.KeyValue(ctx, name)
 			if err != nil {
@@ -40,7 +45,8 @@ func bucketOf(t *testing.T, js jetstream.JetStream, suffix string) jetstream.Key
 // holds (as an adopter does). a stops serving it at once: its agent's
 // calls are refused, its terminal is told the session moved, and its
 // copy ends without saving over the winner's snapshot, deleting it, or
-// writing the directory entry again.
+// writing the directory entry again, and leaves no goroutine behind. Not
+// parallel: goleak looks at the whole process.
 func TestFencingClaimLostEndsTheCopyWithoutSavingOverTheWinner(t *testing.T) {
 	ns := runNATS(t, t.TempDir(), -1)
 	nodes := startClusterOf(t, ns.ClientURL(), savingDemo(1), server.Options{
@@ -48,14 +54,14 @@ func TestFencingClaimLostEndsTheCopyWithoutSavingOverTheWinner(t *testing.T) {
 		Snapshots: server.SnapshotOptions{Every: 50 * time.Millisecond},
 	}, "a", "b")
 	a := nodes[0]
+	js := natstest.JetStream(t, ns.ClientURL())
+	dir, snaps := bucketOf(t, js, "_sessions"), bucketOf(t, js, "_snapshots")
+	ignore := goleak.IgnoreCurrent()
 	owner := connect(t, a.ssh, clientOpts{user: "alice", key: newKey(t)})
 	id, token := typedAndSaved(t, a, owner, "before")
 	agent := agentVia(t, a.base()+"/sessions/"+id+"/mcp", token, nil)
 	callOK(t, agent, "demo.search.type_into", map[string]any{"text": "acknowledged"})
 	owner.WaitFor(t, "Search: acknowledged", waitLong)
-
-	js := natstest.JetStream(t, ns.ClientURL())
-	dir, snaps := bucketOf(t, js, "_sessions"), bucketOf(t, js, "_snapshots")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The winner: b's claim on the entry's revision, then b's own save of
@@ -112,5 +118,29 @@ func TestFencingClaimLostEndsTheCopyWithoutSavingOverTheWinner(t *testing.T) {
 	}
 	if n := len(a.Sessions().List()); n != 0 {
 		t.Fatalf("a still holds %d sessions", n)
+	}
+	// Nothing of a's copy is left: with the test's own clients gone, no
+	// goroutine made since before the session started remains.
+	owner.Close()
+	_ = agent.Close()
+	// A terminal program's tea.Tick command waits for its timer and then
+	// ends: bounded, not a leak. Idle keep-alive HTTP connections (the
+	// client's, a's pool toward b, which the refused call was passed to,
+	// and the servers' ends waiting for a next request) belong to their
+	// transports and servers, not to the session.
+	opts := []goleak.Option{ignore, goleak.IgnoreAnyFunction("charm.land/bubbletea/v2.Tick.func1"),
+		goleak.IgnoreAnyFunction("charm.land/bubbletea/v2.(*Program).execBatchMsg"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreAnyFunction("bufio.(*Reader).Peek")}
+	var leaked error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+		if leaked = goleak.Find(opts...); leaked == nil {
+			break
+		}
+	}
+	if leaked != nil {
+		t.Fatal(leaked)
 	}
 }

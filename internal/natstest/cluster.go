@@ -24,10 +24,12 @@ const account = "$G"
 // Restart), as an operator restarts one. Its methods may be called from
 // any goroutine.
 //
-// Stop is nats-server's Shutdown: the process of a server killed with
-// kill -9 is gone the same way to its clients and peers (connections
-// dropped, no lame-duck notice), though the embedded server closes its
-// files cleanly first.
+// Stop is nats-server's Shutdown. To clients it looks like a kill -9
+// (connections dropped, no lame-duck notice), but not to the other
+// servers: it first steps down from the raft groups it leads (the
+// JetStream meta group, streams), so they have a new leader at once,
+// where a killed leader leaves its groups leaderless for JetStream's
+// election timeout (4-9 s). Stop also closes its files cleanly.
 type Cluster struct {
 	t testing.TB
 
@@ -137,8 +139,9 @@ func (c *Cluster) URLs() string {
 	return strings.Join(urls, ",")
 }
 
-// Stop shuts server i down and waits until it is gone; its store
-// directory is kept for Restart. Stopping a stopped server does nothing.
+// Stop shuts server i down (see Cluster on how that differs from a kill)
+// and waits until it is gone; its store directory is kept for Restart.
+// Stopping a stopped server does nothing.
 func (c *Cluster) Stop(i int) {
 	c.mu.Lock()
 	s := c.servers[i]

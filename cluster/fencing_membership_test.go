@@ -167,6 +167,11 @@ func TestFencingANodeKilledDuringAStreamOutageIsLostOnceTheStreamsAreBack(t *tes
 		"b declares a lost once the streams are back")
 	orphans, at, _ := lostB.get("a")
 	t.Logf("a declared lost %v after the streams' servers restarted", at.Sub(back).Round(time.Millisecond))
+	// A TTL of silence counted from when b could write again (which may
+	// be a little before Restart returned: it waits for the meta leader).
+	if took := at.Sub(back); took < testTTL-time.Second {
+		t.Errorf("b declared a lost %v after the streams came back, before a TTL (%v) of silence while it could write", took, testTTL)
+	}
 	if got := orphanIDs(orphans); !slices.Equal(got, []string{"s1"}) {
 		t.Errorf("orphans of a = %v, want [s1]", got)
 	}

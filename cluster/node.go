@@ -233,10 +233,17 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 	}
 	retry := time.NewTimer(joinRetry)
 	defer retry.Stop()
+	// telling is the most telling failure seen: a server without
+	// JetStream says so once, and an attempt cut by the deadline after it
+	// says only that the deadline passed.
+	var telling error
 	for attempt := 1; ; attempt++ {
 		err := n.setup(ctx, true)
 		if err == nil {
 			break
+		}
+		if telling == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			telling = err
 		}
 		if errors.Is(err, ErrReplicas) {
 			// A configuration error: no retry will succeed.
@@ -259,8 +266,8 @@ func Join(ctx context.Context, o Options) (*Node, error) {
 			}
 			n.cancel()
 			n.nc.Close()
-			return nil, fmt.Errorf("cluster: join as node %s via %s: %w (%w); last attempt: %w",
-				o.NodeID, redactURLs(o.NATSURL), ErrUnavailable, ctx.Err(), err)
+			return nil, fmt.Errorf("cluster: join as node %s via %s: %w (%w); last telling attempt: %w",
+				o.NodeID, redactURLs(o.NATSURL), ErrUnavailable, ctx.Err(), telling)
 		case <-n.connCh:
 		case <-retry.C:
 		}

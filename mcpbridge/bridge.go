@@ -177,54 +177,26 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	orDefault(&opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	if opts.LensMode == "" {
 		opts.LensMode = lens.ModeFocused
 	}
-	if opts.MaxTools <= 0 {
-		opts.MaxTools = lens.DefaultMaxTools
-	}
-	if opts.CallTimeout <= 0 {
-		opts.CallTimeout = DefaultCallTimeout
-	}
-	if opts.ClientIdleTimeout <= 0 {
-		opts.ClientIdleTimeout = DefaultClientIdleTimeout
-	}
+	orDefault(&opts.MaxTools, lens.DefaultMaxTools)
+	orDefault(&opts.CallTimeout, DefaultCallTimeout)
+	orDefault(&opts.ClientIdleTimeout, DefaultClientIdleTimeout)
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	if opts.MaxClients <= 0 {
-		opts.MaxClients = DefaultMaxClients
-	}
-	if opts.ToolCallsPerSecond <= 0 {
-		opts.ToolCallsPerSecond = DefaultToolCallsPerSecond
-	}
-	if opts.ToolCallBurst <= 0 {
-		opts.ToolCallBurst = DefaultToolCallBurst
-	}
-	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = DefaultApprovalTimeout
-	}
-	if opts.ProgressInterval <= 0 {
-		opts.ProgressInterval = 5 * time.Second
-	}
-	if opts.KeepAlive <= 0 {
-		opts.KeepAlive = 20 * time.Second
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = 10 * time.Second
-	}
-	if opts.PresenceGrace <= 0 {
-		opts.PresenceGrace = DefaultPresenceGrace
-	}
-	if opts.BodyTimeout <= 0 {
-		opts.BodyTimeout = DefaultBodyTimeout
-	}
-	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
-	}
+	orDefault(&opts.MaxClients, DefaultMaxClients)
+	orDefault(&opts.ToolCallsPerSecond, DefaultToolCallsPerSecond)
+	orDefault(&opts.ToolCallBurst, DefaultToolCallBurst)
+	orDefault(&opts.ApprovalTimeout, DefaultApprovalTimeout)
+	orDefault(&opts.ProgressInterval, 5*time.Second)
+	orDefault(&opts.KeepAlive, 20*time.Second)
+	orDefault(&opts.WriteTimeout, 10*time.Second)
+	orDefault(&opts.PresenceGrace, DefaultPresenceGrace)
+	orDefault(&opts.BodyTimeout, DefaultBodyTimeout)
+	orDefault(&opts.MaxBatch, DefaultMaxBatch)
 	b := &Bridge{
 		opts:     opts,
 		log:      opts.Logger,
@@ -244,6 +216,14 @@ func (b *Bridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b.mux.ServeHTTP(w, r)
+}
+
+// orDefault sets *v to d when *v is zero or negative (an Options field
+// left unset).
+func orDefault[T int | int64 | float64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // dummyToken is compared against when the session is unknown, so that an

@@ -145,6 +145,10 @@ type Bridge struct {
 	sessions *session.Manager
 	mux      *http.ServeMux
 	schemas  schemaCache
+	// probeIdle is how long a client that only opened may hold a stream
+	// before it can be ended to make room (the constant; tests lengthen
+	// it to make a race's outcome exact).
+	probeIdle time.Duration
 
 	mu     sync.Mutex // protects the following
 	conns  map[string]*conn
@@ -198,11 +202,12 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 	orDefault(&opts.BodyTimeout, DefaultBodyTimeout)
 	orDefault(&opts.MaxBatch, DefaultMaxBatch)
 	b := &Bridge{
-		opts:     opts,
-		log:      opts.Logger,
-		sessions: m,
-		conns:    make(map[string]*conn),
-		mux:      http.NewServeMux(),
+		opts:      opts,
+		log:       opts.Logger,
+		sessions:  m,
+		conns:     make(map[string]*conn),
+		mux:       http.NewServeMux(),
+		probeIdle: probeIdle,
 	}
 	b.mux.HandleFunc("/sessions/{id}/mcp", b.serve(false))
 	b.mux.HandleFunc("/sessions/{id}/sse", b.serve(true))

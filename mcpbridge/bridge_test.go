@@ -583,6 +583,7 @@ func TestClientCapAndRateLimit(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2, ToolCallsPerSecond: 1, ToolCallBurst: 3})
+	mcpbridge.SetProbeIdle(e.bridge, time.Minute) // the two clients only opened: they keep their places
 	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)
@@ -674,6 +675,7 @@ func TestBareSSEStreamsCountAgainstTheCap(t *testing.T) {
 	e := &env{t: t, metrics: metrics.New()}
 	e.mgr = session.NewManager(&session.Options{OnEnd: func(s *session.Session) { e.bridge.SessionEnded(s.ID) }})
 	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", Metrics: e.metrics, MaxClients: 2})
+	mcpbridge.SetProbeIdle(e.bridge, time.Minute) // bare streams keep their places however slow the machine
 	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close(); e.mgr.Close() })
 	e.session, _, _ = e.mgr.Start("app", session.Owner{User: "u"}, form{}, 0)

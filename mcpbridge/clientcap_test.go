@@ -28,6 +28,16 @@ func newCapEnv(t *testing.T, max int, o mcpbridge.Options) *env {
 	return newLifetimeEnv(t, o, session.Options{})
 }
 
+// newExactCapEnv is newCapEnv where a client that only opened never makes
+// room (a probe idle for a minute): the counts a race leaves are exact
+// however slow the machine.
+func newExactCapEnv(t *testing.T, max int) *env {
+	t.Helper()
+	e := newCapEnv(t, max, mcpbridge.Options{})
+	mcpbridge.SetProbeIdle(e.bridge, time.Minute)
+	return e
+}
+
 // rawPost POSTs one JSON-RPC message to the session's Streamable endpoint
 // (with the client session id sid, if any) and returns the status, the
 // session id the answer names and its body.
@@ -284,7 +294,7 @@ func (e *env) ssePost(endpoint, body string) int {
 // session holds 4, at every instant.
 func TestSSEAndStreamableClientsShareOneCap(t *testing.T) {
 	const max = 4
-	e := newCapEnv(t, max, mcpbridge.Options{})
+	e := newExactCapEnv(t, max)
 	e.busyClient("streamable-0")
 	e.busyClient("streamable-1")
 	w := watchCap(e)

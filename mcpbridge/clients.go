@@ -142,18 +142,18 @@ func handshake(method string) bool {
 
 // atWork reports whether the client may not be ended to make room for
 // another: it has a request in flight, or it holds a stream open and has
-// asked for something (or opened less than probeIdle ago). A client with
+// asked for something (or opened less than idle, probeIdle, ago). A client with
 // no stream and nothing in flight (a one-shot CLI that never sent
 // DELETE), and one that only opened and holds a stream it never used
 // (mcp-remote's transport probe), are not.
-func (cl *client) atWork(now time.Time) bool {
+func (cl *client) atWork(now time.Time, idle time.Duration) bool {
 	if cl.inFlight.Load() > 0 {
 		return true
 	}
 	if !cl.streaming() {
 		return false
 	}
-	return cl.acted.Load() || cl.idleFor(now) < probeIdle
+	return cl.acted.Load() || cl.idleFor(now) < idle
 }
 
 // evict ends the client to make room for another.

@@ -103,7 +103,7 @@ func newConn(b *Bridge, se *session.Session) *conn {
 		registered: map[string]bool{},
 		warned:     map[string]bool{},
 		token:      se.TokenHash(),
-		slots:      newSlots(b.opts.MaxClients),
+		slots:      newSlots(b.opts.MaxClients, b.probeIdle),
 	}
 	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
 		Instructions: "This server drives a live terminal app that a human is using at the same time. " +

@@ -30,7 +30,8 @@ const probeIdle = 2 * time.Second
 // passes to the newcomer (the count never rises above the cap, even while
 // the old client closes).
 type slots struct {
-	max int
+	max  int
+	idle time.Duration // probeIdle, but for tests
 
 	mu   sync.Mutex // protects the following
 	held map[*slot]struct{}
@@ -50,8 +51,8 @@ type slot struct {
 	freed   bool
 }
 
-func newSlots(max int) *slots {
-	return &slots{max: max, held: map[*slot]struct{}{}}
+func newSlots(max int, idle time.Duration) *slots {
+	return &slots{max: max, idle: idle, held: map[*slot]struct{}{}}
 }
 
 // len is the number of slots held.
@@ -92,7 +93,7 @@ func (s *slots) victimLocked(now time.Time) *slot {
 	var victim *slot
 	var oldest time.Time
 	for sl := range s.held {
-		at, ok := sl.evictable(now)
+		at, ok := sl.evictable(now, s.idle)
 		if ok && (victim == nil || at.Before(oldest)) {
 			victim, oldest = sl, at
 		}
@@ -102,14 +103,14 @@ func (s *slots) victimLocked(now time.Time) *slot {
 
 // evictable reports whether the slot may be ended to make room, and since
 // when it has been idle. A pending Streamable initialize is in flight, so
-// never; a pending SSE stream only once it has been open probeIdle without
-// initializing; a client when it is not at work (client.atWork).
-func (sl *slot) evictable(now time.Time) (time.Time, bool) {
+// never; a pending SSE stream only once it has been open idle (probeIdle)
+// without initializing; a client when it is not at work (client.atWork).
+func (sl *slot) evictable(now time.Time, idle time.Duration) (time.Time, bool) {
 	if sl.cl == nil {
-		return sl.since, sl.endStream != nil && now.Sub(sl.since) >= probeIdle
+		return sl.since, sl.endStream != nil && now.Sub(sl.since) >= idle
 	}
 	at := time.Unix(0, sl.cl.lastActive.Load())
-	return at, !sl.cl.atWork(now)
+	return at, !sl.cl.atWork(now, idle)
 }
 
 // endLocked returns what ends the slot's holder.

@@ -293,9 +293,6 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), slotKey{}, sl))
-			if !sse {
-				defer c.unopened(w)
-			}
 			defer sl.freeUnclaimed()
 		}
 		dw := newDeadlineWriter(w, b.opts.WriteTimeout)
@@ -667,20 +664,4 @@ func HostWellFormed(h string) bool {
 		}
 	}
 	return true
-}
-
-// unopened closes the client session a Streamable POST without a session
-// id created if no client attached to it (anything but a successful
-// initialize: the go-sdk client's server/discover probe, a ping, a failed
-// initialize). The SDK would keep it until its idle timeout, one more for
-// each such request, held against no cap.
-func (c *conn) unopened(w http.ResponseWriter) {
-	ss := c.sessionByID(w.Header().Get("Mcp-Session-Id"))
-	if ss == nil {
-		return
-	}
-	if _, ok := c.clients.Load(ss); ok {
-		return
-	}
-	_ = ss.Close()
 }

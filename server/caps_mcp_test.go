@@ -199,3 +199,46 @@ func TestCapsHeadlessStartsUnderConcurrency(t *testing.T) {
 		mustCall(t, clients[0], ToolStart, nil)
 	}
 }
+
+// TestCapsHeadlessSessionsWithoutAClientHoldNoPlace: a POST without a
+// session id that is no initialize (a ping, as the go-sdk client's
+// server/discover probe is answered) opens an SDK session but no client;
+// ten of them on /mcp capped at 2 leave no place held and no session
+// open, and a client still attaches.
+func TestCapsHeadlessSessionsWithoutAClientHoldNoPlace(t *testing.T) {
+	srv := startHeadlessServer(t, Options{Headless: HeadlessOptions{MaxClients: 2}})
+	url := "http://" + srv.HTTPAddr() + "/mcp"
+	for i := range 10 {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+keyA)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			t.Fatalf("ping %d without a session id refused 429: the earlier ones hold places", i)
+		}
+	}
+	// The last request's place is given back as its handler returns,
+	// just after the client read the answer.
+	testkit.Eventually(t, 5*time.Second, func() bool { return srv.headless.clientCount() == 0 },
+		"%d places held by sessions with no client", srv.headless.clientCount())
+	open := func() int {
+		n := 0
+		for range srv.headless.server.Sessions() {
+			n++
+		}
+		return n
+	}
+	testkit.Eventually(t, 5*time.Second, func() bool { return open() == 0 }, "%d SDK sessions left open by requests that opened no client", open())
+	c := mcp.NewClient(&mcp.Implementation{Name: "after-pings", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, keyA)}}, nil)
+	if err != nil {
+		t.Fatalf("a client after ten pings: %v", err)
+	}
+	cs.Close()
+}

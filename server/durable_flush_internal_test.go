@@ -7,11 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"log/slog"
-	"net"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
@@ -98,23 +95,7 @@ func stalledFlush(t *testing.T, p *persister, c *stallingCodec, change func(), b
 
 func durableFlushServer(t *testing.T, c *stallingCodec) (*Server, *persister) {
 	t.Helper()
-	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
-		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),
-		Snapshots: c.codec()}
-	srv, err := New(app, Options{DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
-		Snapshots: SnapshotOptions{Every: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.StartOn(nil, ln); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	p := srv.persist.Load()
+	srv, p := startSnapshotted(t, c.codec(), Limits{})
 	p.stop() // the flushes are the test's
 	return srv, p
 }
@@ -277,23 +258,7 @@ func TestDurableFlushNeverUndoesAPause(t *testing.T) {
 //
 //	go test ./server -run '^$' -bench DurableSave -benchtime 200x
 func BenchmarkDurableSave(b *testing.B) {
-	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
-		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),
-		Snapshots: JSONCodec[demo.Model](1)}
-	srv, err := New(app, Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
-		Snapshots: SnapshotOptions{Every: time.Hour}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := srv.StartOn(nil, ln); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-	p := srv.persist.Load()
+	srv, p := startSnapshotted(b, JSONCodec[demo.Model](1), Limits{})
 	se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
 	if err != nil {
 		b.Fatal(err)

@@ -25,23 +25,7 @@ import (
 func BenchmarkSnapshotFlush(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
-				Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),
-				Snapshots: JSONCodec[demo.Model](1)}
-			srv, err := New(app, Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
-				Snapshots: SnapshotOptions{Every: time.Hour}, Limits: Limits{MaxSessionsPerUser: n + 1}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := srv.StartOn(nil, ln); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
-			p := srv.persist.Load()
+			srv, p := startSnapshotted(b, JSONCodec[demo.Model](1), Limits{MaxSessionsPerUser: n + 1})
 			p.stop() // flushes are the benchmark's
 			ses := make([]*session.Session, n)
 			for i := range ses {
@@ -78,4 +62,29 @@ func BenchmarkSnapshotFlush(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// startSnapshotted starts the demo with codec on a data dir of its own,
+// the saver's tick an hour apart (the test's or benchmark's saves and
+// flushes are the only ones), HTTP on loopback; it is shut down at
+// cleanup.
+func startSnapshotted(tb testing.TB, codec *SnapshotCodec, limits Limits) (*Server, *persister) {
+	tb.Helper()
+	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
+		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),
+		Snapshots: codec}
+	srv, err := New(app, Options{DataDir: tb.TempDir(), Logger: slog.New(slog.DiscardHandler),
+		Snapshots: SnapshotOptions{Every: time.Hour}, Limits: limits})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := srv.StartOn(nil, ln); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv, srv.persist.Load()
 }

@@ -21,5 +21,5 @@ const { tools } = await client.listTools();
 console.log("listed", tools.length, "tools");
 // Give the standalone GET stream time to be open, as a CLI that prints
 // its answer does.
-await new Promise((r) => setTimeout(r, 500));
+await new Promise((r) => setTimeout(r, 1500));
 process.exit(0); // no terminateSession, no close: the process just ends

@@ -50,19 +50,35 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		t.Fatalf("natstest: RunCluster(%d): at least one server", n)
 	}
 	c := &Cluster{t: t, servers: make([]*server.Server, n), dirs: make([]string, n)}
-	// Ports are chosen before any server starts, as every server's
-	// routes name every other one.
-	c.ports, c.routes = freePorts(t, n), freePorts(t, n)
-	for i := range n {
-		c.dirs[i] = t.TempDir()
-	}
 	t.Cleanup(func() {
 		for i := range n {
 			c.Stop(i)
 		}
 	})
-	for i := range n {
-		c.start(i)
+	// Ports are chosen before any server starts, as every server's
+	// routes name every other one; so one may be taken before its server
+	// binds it (by another test, or as the local port of a route another
+	// server dials): then every server starts again on new ports.
+	for attempt := 1; ; attempt++ {
+		c.ports, c.routes = freePorts(t, n), freePorts(t, n)
+		for i := range n {
+			c.dirs[i] = t.TempDir() // a try's servers leave nothing to the next's
+		}
+		var err error
+		for i := range n {
+			if err = c.tryStart(i); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			break
+		}
+		for i := range n {
+			c.Stop(i)
+		}
+		if attempt == 3 {
+			t.Fatalf("natstest: %v (3 tries, new ports each)", err)
+		}
 	}
 	c.WaitMetaLeader()
 	return c
@@ -87,9 +103,16 @@ func freePorts(t testing.TB, n int) []int {
 	return ports
 }
 
-// start starts server i on its ports and directory.
+// start starts server i on its ports and directory, or fails the test.
 func (c *Cluster) start(i int) {
 	c.t.Helper()
+	if err := c.tryStart(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// tryStart starts server i on its ports and directory.
+func (c *Cluster) tryStart(i int) error {
 	var routes []string
 	for j, p := range c.routes {
 		if j != i {
@@ -104,16 +127,17 @@ func (c *Cluster) start(i int) {
 		Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 	})
 	if err != nil {
-		c.t.Fatalf("natstest: nats-server n%d: %v", i, err)
+		return fmt.Errorf("natstest: nats-server n%d: %w", i, err)
 	}
 	s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
 		s.Shutdown()
-		c.t.Fatalf("natstest: nats-server n%d not ready", i)
+		return fmt.Errorf("natstest: nats-server n%d not ready (ports %d, %d)", i, c.ports[i], c.routes[i])
 	}
 	c.mu.Lock()
 	c.servers[i] = s
 	c.mu.Unlock()
+	return nil
 }
 
 // Len is the number of servers, stopped ones included.

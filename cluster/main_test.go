@@ -20,10 +20,15 @@ import (
 )
 
 // TestMain fails the package if any goroutine outlives the tests: the
-// nodes' own, the NATS client's, and the embedded server's (Shutdown and
-// WaitForShutdown leave none).
+// nodes' own, the NATS client's, and the embedded server's, but for two
+// of nats-server's own: a stream's file store created on a server while
+// it shuts down (a replica being placed as the cluster loses a server)
+// is never closed by Shutdown, and keeps its flush loop and the access
+// time ticker it registered (seen once in 12 runs on a loaded machine).
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*fileStore).flushStreamStateLoop"),
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server/ats.Register.func1"))
 }
 
 // Timings of the tests' nodes: a node silent for testTTL is gone.

@@ -683,7 +683,19 @@ const (
 	// ErrKindProviderFailed: the app's code (the widget's Tools, CallTool
 	// or State) panicked; nothing was folded.
 	ErrKindProviderFailed = "provider_failed"
+	// ErrKindNotSaved: the change is applied on this node, but the session's
+	// store (a cluster's snapshot bucket) could not be made to hold it, so
+	// the session may come back elsewhere without it (session.ErrNotSaved).
+	ErrKindNotSaved = "not_saved"
 )
+
+// notSaved answers a change that is in force but that sess.Commit could
+// not make durable.
+func notSaved(err error) *mcp.CallToolResult {
+	return errorResult(ErrKindNotSaved, "the change is applied on this node but could not be saved where the session "+
+		"would be restored from ("+err.Error()+"); it may be lost if the session moves to another node: read the "+
+		"state before you retry")
+}
 
 // errorResult is a tool error: {"error": kind, "message": msg} as JSON
 // text and structured content.
@@ -786,6 +798,9 @@ func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.Cal
 		return errorResult(ErrKindInternalError, err.Error())
 	}
 	c.sess.NoteAction(widgetID)
+	if err := c.sess.Commit(ctx); err != nil {
+		return notSaved(err)
+	}
 	out := map[string]any{"result": result}
 	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
 	var stateOf ui.ToolProvider

@@ -32,6 +32,14 @@ type partPolicy struct {
 	allowed atomic.Pointer[map[string]bool]
 	mu      sync.Mutex
 	deny    map[string]map[string]bool // conn id -> reads refused to it
+	refused map[string]int             // conn id + " " + read -> refusals made by deny
+}
+
+// refusals is how often deny refused read to conn.
+func (p *partPolicy) refusals(conn, read string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused[conn+" "+read]
 }
 
 func (p *partPolicy) set(reads map[string]bool) { p.allowed.Store(&reads) }
@@ -58,6 +66,12 @@ func (p *partPolicy) decide(method string, args map[string]any, actx authz.Conte
 	}
 	p.mu.Lock()
 	refused := p.deny[actx.ConnID][read]
+	if refused {
+		if p.refused == nil {
+			p.refused = map[string]int{}
+		}
+		p.refused[actx.ConnID+" "+read]++
+	}
 	p.mu.Unlock()
 	if m := p.allowed.Load(); m != nil && (*m)[read] && !refused {
 		return authz.Allow()
@@ -176,9 +190,15 @@ func TestContextUpdatesStopWithAnyPart(t *testing.T) {
 	for i, part := range []string{mcpbridge.URITree, mcpbridge.URIActivity, "notes://state/notes"} {
 		hidden, shown := fmt.Sprintf("HIDDEN-%d", i), fmt.Sprintf("SHOWN-%d", i)
 		pol.denyTo(victim.cs.ID(), part)
+		before := pol.refusals(victim.cs.ID(), part)
 		reader.call("notes.note.type_into", map[string]any{"text": hidden})
 		testkit.Eventually(t, 10*time.Second, func() bool { return strings.Contains(reader.received(), hidden) },
 			"the reader's context update with %s", hidden)
+		// The update is sent to one subscriber after the other, each
+		// checked as it is sent: wait until the victim's was refused,
+		// not merely the reader's delivered, before the policy changes.
+		testkit.Eventually(t, 10*time.Second, func() bool { return pol.refusals(victim.cs.ID(), part) > before },
+			"the victim's update with %s refused", hidden)
 		pol.denyTo(victim.cs.ID())
 		reader.call("notes.note.type_into", map[string]any{"text": shown})
 		// Updates reach a client in order: once the later one is there,

@@ -86,7 +86,7 @@ func (c *conn) screenshot(_ context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.screen()}}}, nil
 }
 
-func (c *conn) sendKey(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *conn) sendKey(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := decodeArgs(req.Params.Arguments)
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil
@@ -109,7 +109,14 @@ func (c *conn) sendKey(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallTo
 		}
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil
 	}
-	return jsonResult(map[string]any{"pressed": len(keys), "screen": c.screen()}), nil
+	screen := c.screen() // waits a moment for the keys' effect
+	// What the keys changed by now is made durable; a key the terminal
+	// folds later is the human's kind of change (saved within the
+	// saver's interval).
+	if err := c.sess.Commit(ctx); err != nil {
+		return notSaved(err), nil
+	}
+	return jsonResult(map[string]any{"pressed": len(keys), "screen": screen}), nil
 }
 
 func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 )
 
 // cutter is a TCP relay in front of a NATS server whose connections can
@@ -91,13 +94,16 @@ func (c *cutter) heal() {
 // node a is cut from NATS while b keeps its link. a stops acknowledging
 // its session's agent (its lease lapsed) before b adopts the session;
 // after the partition heals a gives its copy up (b holds it now), so
-// there is exactly one copy, and it takes writes.
+// there is exactly one copy, it holds every write a acknowledged, and it
+// takes writes. The saver's interval (3 s) is far longer than between
+// two writes (50 ms): the adopted copy holds the last acknowledged write
+// only because an agent's change is answered once it is saved.
 func TestFencingAPartitionedNodeStopsAcknowledgingBeforeItsSessionIsAdopted(t *testing.T) {
 	ns := runNATS(t, t.TempDir(), -1)
 	relay := newCutter(t, ns.Addr().String())
 	bucket := fmt.Sprintf("part%d", clusterSeq.Add(1))
-	a := startR1Nodes(t, relay.url(), bucket, "a")[0]
-	b := startR1Nodes(t, ns.ClientURL(), bucket, "b")[0]
+	a := startR1NodesEvery(t, relay.url(), bucket, 3*time.Second, "a")[0]
+	b := startR1NodesEvery(t, ns.ClientURL(), bucket, 3*time.Second, "b")[0]
 	nodes := []*clusterNode{a, b}
 	owner := connect(t, a.ssh, clientOpts{user: "alice", key: newKey(t)})
 	id, token := typedAndSaved(t, a, owner, "saved-on-a")
@@ -157,9 +163,32 @@ func TestFencingAPartitionedNodeStopsAcknowledgingBeforeItsSessionIsAdopted(t *t
 	if got := adopters(nodes, id); len(got) != 1 || got[0] != b {
 		t.Fatalf("%d nodes hold the session after the partition healed, want only b", len(got))
 	}
+	// It holds the last write a acknowledged, or the one after it (the
+	// call in flight at the cut may have been saved though its answer
+	// was lost).
+	acked := w.acked.Load()
+	tree := readVia(t, b.base()+"/sessions/"+id+"/mcp", token, mcpbridge.URITree)
+	if !strings.Contains(tree, fmt.Sprintf("%q", fmt.Sprintf("w%d", acked))) &&
+		!strings.Contains(tree, fmt.Sprintf("%q", fmt.Sprintf("w%d", acked+1))) {
+		t.Fatalf("the adopted copy lost acknowledged writes: %d acknowledged, its tree:\n%s", acked, tree)
+	}
+	t.Logf("%d writes acknowledged by a; the adopted copy holds the last", acked)
 	// The one copy takes writes, through either node.
 	for _, via := range nodes {
 		ag := agentVia(t, via.base()+"/sessions/"+id+"/mcp", token, nil)
 		callOK(t, ag, "demo.search.type_into", map[string]any{"text": "after-heal-via-" + via.id})
 	}
+}
+
+// readVia reads resource uri of the session at url with token.
+func readVia(t *testing.T, url, token, uri string) string {
+	t.Helper()
+	ag := agentVia(t, url, token, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := ag.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	return res.Contents[0].Text
 }

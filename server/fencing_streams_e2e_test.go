@@ -33,6 +33,12 @@ var r1Secret = func() []byte {
 // TTL).
 func startR1Nodes(t *testing.T, urls, bucket string, ids ...string) []*clusterNode {
 	t.Helper()
+	return startR1NodesEvery(t, urls, bucket, 50*time.Millisecond, ids...)
+}
+
+// startR1NodesEvery is startR1Nodes with the saver's interval every.
+func startR1NodesEvery(t *testing.T, urls, bucket string, every time.Duration, ids ...string) []*clusterNode {
+	t.Helper()
 	secret := r1Secret
 	var nodes []*clusterNode
 	for _, id := range ids {
@@ -46,7 +52,7 @@ func startR1Nodes(t *testing.T, urls, bucket string, ids ...string) []*clusterNo
 		}
 		o := server.Options{
 			SSH:       server.SSHOptions{ResumeGrace: time.Minute},
-			Snapshots: server.SnapshotOptions{Every: 50 * time.Millisecond},
+			Snapshots: server.SnapshotOptions{Every: every},
 		}
 		o.Cluster = server.ClusterOptions{Options: cluster.Options{
 			NATSURL: urls, NodeID: id, Secret: secret, Bucket: bucket,

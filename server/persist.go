@@ -168,7 +168,17 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 	}
 	delete(p.deletes, se.ID)
 	p.tracked[se.ID] = &tracked{se: se, sshOwned: sshOwned, startedBy: startedBy}
+	p.hook(se)
+}
+
+// hook makes p se's saver, and in a cluster its committer: an agent's
+// change is answered once the record holds it (commit), as the node that
+// adopts the session restores that record.
+func (p *persister) hook(se *session.Session) {
 	se.SetSaver(func() error { return p.save(se) })
+	if p.s.cluster != nil {
+		se.SetCommitter(func(ctx context.Context, v uint64) error { return p.commit(ctx, se, v) })
+	}
 }
 
 // saveStarted saves a session raxol_start just started before its caller
@@ -190,7 +200,7 @@ func (p *persister) restored(se *session.Session, r *savedSession) {
 		se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy, stored: true,
 		version: se.Dispatcher.Snapshot().Version, activity: se.ActivitySeq(), access: accessOf(se),
 	}
-	se.SetSaver(func() error { return p.save(se) })
+	p.hook(se)
 }
 
 // ended forgets a session that ended and deletes its record before it
@@ -212,6 +222,7 @@ func (p *persister) ended(se *session.Session) {
 	delete(p.tracked, se.ID)
 	p.mu.Unlock()
 	se.SetSaver(nil)
+	se.SetCommitter(nil)
 
 	p.writing.Lock()
 	defer p.writing.Unlock()
@@ -262,23 +273,8 @@ func (p *persister) save(se *session.Session) error {
 	if !ok || t.se != se || current {
 		return nil // not saved at all; or saved so, and the model's changes are the tick's
 	}
-	if err := p.s.cluster.fenced(se.ID); err != nil {
-		// Not this node's to write now: the record may be another node's.
-		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
-	}
-	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
-	data, acc, err := p.record(t)
-	if err == nil {
-		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		err = p.store.Put(octx, se.ID, data)
-		cancel()
-		if err != nil {
-			p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
-			p.s.log.Warn("session snapshot: the store refused it; its old record is deleted", "session", se.ID, "err", err)
-			err = fmt.Errorf("session snapshot %s: %w", se.ID, err)
-		}
-	}
-	if err != nil {
+	err := p.put(context.Background(), t)
+	if err != nil && !errors.Is(err, errFenced) {
 		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		derr := p.store.Delete(octx, se.ID)
 		cancel()
@@ -287,7 +283,55 @@ func (p *persister) save(se *session.Session) error {
 			t.stored = false
 		}
 		p.mu.Unlock()
+	}
+	return err
+}
+
+// commit returns once se's record holds its model as of dispatcher
+// version v or later, writing it now unless it does already: the
+// session's committer in a cluster, called before an agent's change is
+// answered (session.Commit), so that the node that adopts the session
+// has every change an agent was told succeeded. Concurrent commits of one
+// session share a write: the first writes what is folded by then, and
+// the others find their version in it. A session that is not saved (it
+// could never come back) has nothing to commit.
+func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) error {
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	p.mu.Lock()
+	t, ok := p.tracked[se.ID]
+	done := ok && t.se == se && t.stored && t.version >= v && t.access == accessOf(se)
+	p.mu.Unlock()
+	if !ok || t.se != se || done {
+		return nil
+	}
+	return p.put(ctx, t)
+}
+
+// errFenced marks a write refused because the session is not this
+// node's to write now.
+var errFenced = errors.New("not this node's to write")
+
+// put writes t's record now and remembers what it holds; p.writing is
+// held. It refuses a session that is not this node's to write (fencing).
+func (p *persister) put(ctx context.Context, t *tracked) error {
+	se := t.se
+	if err := p.s.cluster.fenced(se.ID); err != nil {
+		// Not this node's to write now: the record may be another node's.
+		return fmt.Errorf("session snapshot %s: %w: %w", se.ID, errFenced, err)
+	}
+	v, a := se.Dispatcher.Snapshot().Version, se.ActivitySeq()
+	data, acc, err := p.record(t)
+	if err != nil {
 		return err
+	}
+	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	err = p.store.Put(octx, se.ID, data)
+	cancel()
+	if err != nil {
+		p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+		p.s.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
+		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	p.s.metrics.SnapshotsSaved.Inc()
 	p.s.metrics.SnapshotBytes.Add(float64(len(data)))

@@ -125,4 +125,11 @@ func (p *persister) abandon(se *session.Session) {
 	p.mu.Unlock()
 	p.writing.Unlock()
 	se.SetSaver(nil)
+	// A change still folded into this copy is not the session's: it
+	// is answered as not saved.
+	se.SetCommitter(func(context.Context, uint64) error { return errAbandoned })
 }
+
+// errAbandoned is what a change to a copy this node gave up is answered
+// with.
+var errAbandoned = errors.New("this node no longer holds the session: it moved to another node")

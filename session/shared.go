@@ -42,6 +42,9 @@ type shared struct {
 	joins         JoinSink
 
 	saver    func() error // makes the session's record durable (SetSaver)
+	// committer makes the model as of a dispatcher version durable where
+	// another node restores it from (SetCommitter).
+	committer func(ctx context.Context, version uint64) error
 	rotating sync.Mutex   // held by RotateToken: one rotation at a time
 
 	pending     []Pending // prompts waiting for the human, oldest first
@@ -248,6 +251,35 @@ func (s *Session) SetSaver(save func() error) {
 	s.mu.Lock()
 	s.shared.saver = save
 	s.mu.Unlock()
+}
+
+// SetCommitter installs commit, which makes the session's model (and
+// activity) as of the dispatcher's snapshot version (or a later one)
+// durable where the session would be restored from, and returns once it
+// is there; nil removes it. An agent's change is answered only after
+// Commit: the server installs one in a cluster, where a session can be
+// adopted by another node from its last saved record.
+func (s *Session) SetCommitter(commit func(ctx context.Context, version uint64) error) {
+	s.mu.Lock()
+	s.shared.committer = commit
+	s.mu.Unlock()
+}
+
+// Commit runs the committer, if any, for the dispatcher's current
+// snapshot: what every change folded so far did is durable when it
+// returns nil. The error wraps ErrNotSaved: the changes are in force
+// here, but the session may come back elsewhere without them.
+func (s *Session) Commit(ctx context.Context) error {
+	s.mu.Lock()
+	commit := s.shared.committer
+	s.mu.Unlock()
+	if commit == nil {
+		return nil
+	}
+	if err := commit(ctx, s.Dispatcher.Snapshot().Version); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	return nil
 }
 
 // Durable runs the saver, if any, and returns once the session's record

@@ -1,6 +1,7 @@
 package natstest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ClusterName is the NATS cluster name of RunCluster's servers.
@@ -50,6 +53,12 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		t.Fatalf("natstest: RunCluster(%d): at least one server", n)
 	}
 	c := &Cluster{t: t, servers: make([]*server.Server, n), dirs: make([]string, n)}
+	// t's temporary directories are removed by a cleanup registered by
+	// its first TempDir; made here, before the servers' own cleanup, it
+	// runs after it (cleanups run last first): a running server's files
+	// are not removed under it ("directory not empty" failed a test when
+	// a server wrote while they were removed).
+	_ = t.TempDir()
 	t.Cleanup(func() {
 		for i := range n {
 			c.Stop(i)
@@ -235,22 +244,78 @@ func (c *Cluster) WaitStreamLeader(stream string) int {
 	return leader
 }
 
-// WaitStreamCurrent waits (up to 20 s, else the test fails) until every
-// running server holding a replica of the stream has caught up with its
-// leader.
+// WaitStreamCurrent waits (up to 30 s, else the test fails) until the
+// stream has a leader and, as that leader reports it, as many replicas as
+// its configuration asks, each on a running server, online and current
+// with it. A server that was just restarted may not hold its replica yet
+// (it is not "assigned" it): asking the running servers alone would call
+// such a stream current while only one copy is.
 func (c *Cluster) WaitStreamCurrent(stream string) {
 	c.t.Helper()
-	c.wait(20*time.Second, "every replica of stream "+stream+" current", func() bool {
-		if c.StreamLeader(stream) < 0 {
-			return false
+	var last string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, why := c.streamCurrent(stream)
+		if ok {
+			return
 		}
-		for _, s := range c.running() {
-			if s.JetStreamIsStreamAssigned(account, stream) && !s.JetStreamIsStreamCurrent(account, stream) {
-				return false
-			}
+		last = why
+		if time.Now().After(deadline) {
+			c.t.Fatalf("natstest: stream %s not current after 30s: %s", stream, last)
 		}
-		return true
-	})
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// streamCurrent asks the stream's leader about its replicas.
+func (c *Cluster) streamCurrent(stream string) (bool, string) {
+	leader := c.StreamLeader(stream)
+	if leader < 0 {
+		return false, "no leader"
+	}
+	nc, err := nats.Connect(c.URL(leader), nats.Timeout(2*time.Second))
+	if err != nil {
+		return false, err.Error()
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return false, err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return false, err.Error()
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	if info.Cluster == nil {
+		return false, "no cluster info"
+	}
+	if info.Cluster.Leader == "" {
+		return false, "the leader's info names no leader"
+	}
+	running := map[string]bool{}
+	for i := range c.Len() {
+		if c.Server(i) != nil {
+			running[fmt.Sprintf("n%d", i)] = true
+		}
+	}
+	if !running[info.Cluster.Leader] {
+		return false, "leader " + info.Cluster.Leader + " is not running"
+	}
+	if got, want := len(info.Cluster.Replicas)+1, info.Config.Replicas; got < want {
+		return false, fmt.Sprintf("%d of %d copies", got, want)
+	}
+	for _, r := range info.Cluster.Replicas {
+		if !running[r.Name] || r.Offline || !r.Current {
+			return false, fmt.Sprintf("replica %s: running %v, offline %v, current %v", r.Name, running[r.Name], r.Offline, r.Current)
+		}
+	}
+	return true, ""
 }
 
 func (c *Cluster) running() []*server.Server {

@@ -41,11 +41,11 @@ type shared struct {
 	approvals     ApprovalSink
 	joins         JoinSink
 
-	saver    func() error // makes the session's record durable (SetSaver)
+	saver func() error // makes the session's record durable (SetSaver)
 	// committer makes the model as of a dispatcher version durable where
 	// another node restores it from (SetCommitter).
 	committer func(ctx context.Context, version uint64) error
-	rotating sync.Mutex   // held by RotateToken: one rotation at a time
+	rotating  sync.Mutex // held by RotateToken: one rotation at a time
 
 	pending     []Pending // prompts waiting for the human, oldest first
 	activity    []Action

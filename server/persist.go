@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -38,8 +39,17 @@ type persister struct {
 	every time.Duration
 	max   int
 
+	// fence is the store, when it is a cluster's KV bucket: it writes a
+	// record only at the revision this node last saw, so a node whose
+	// session another node adopted (while it was cut off, or a write was
+	// in flight) cannot write over or delete the adopter's record; such a
+	// write is refused with store.ErrConflict and the session is given up
+	// (lost, giveUpLost). Nil on a single node.
+	fence *store.Fenced
+
 	cancel context.CancelFunc
 	done   chan struct{}
+	wake   chan struct{} // run gives up the sessions in lost at once
 
 	// writing is held around every write or delete of a record, from the
 	// check that what is written is still current to the store's answer:
@@ -52,6 +62,7 @@ type persister struct {
 	tracked  map[string]*tracked
 	deletes  map[string]struct{} // ended sessions whose records go
 	draining bool                // ended sessions keep their records
+	lost     map[string]struct{} // sessions whose record another node wrote
 }
 
 // tracked is one saved session and what was saved of it.
@@ -100,11 +111,17 @@ func (s *Server) openSnapshots() (*persister, error) {
 			return nil, s.opts.optionError(field, fmt.Errorf("snapshot store: %w", err))
 		}
 	}
-	return &persister{
+	p := &persister{
 		s: s, codec: s.app.Snapshots, store: st,
 		every: o.Every, max: o.MaxBytes,
-		tracked: map[string]*tracked{}, deletes: map[string]struct{}{},
-	}, nil
+		tracked: map[string]*tracked{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
+		wake: make(chan struct{}, 1),
+	}
+	if c, ok := st.(store.Conditional); ok && s.cluster != nil {
+		p.fence = store.NewFenced(c)
+		p.store = p.fence
+	}
+	return p, nil
 }
 
 // describe is the posture's word on saving.
@@ -135,7 +152,54 @@ func (p *persister) run(ctx context.Context) {
 			return
 		case <-t.C:
 			p.flush(ctx)
+			p.giveUpLost()
+		case <-p.wake:
+			p.giveUpLost()
 		}
+	}
+}
+
+// conflicted notes that the store refused a write or delete of session
+// id with store.ErrConflict (another node wrote its record since: it
+// adopted the session), for run to give it up; it reports whether err is
+// that. Called with p.writing held, so the giving up waits for run.
+func (p *persister) conflicted(id string, err error) bool {
+	if !errors.Is(err, store.ErrConflict) {
+		return false
+	}
+	p.s.log.Warn("session snapshot: another node wrote this session's record since this node last did; giving the session up",
+		"session", id)
+	p.mu.Lock()
+	p.lost[id] = struct{}{}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// giveUpLost ends this node's copy of every session another node wrote
+// the record of (conflicted), without saving it: as when its directory
+// entry shows another node claimed it.
+func (p *persister) giveUpLost() {
+	p.mu.Lock()
+	ids := make([]string, 0, len(p.lost))
+	for id := range p.lost {
+		ids = append(ids, id)
+	}
+	clear(p.lost)
+	p.mu.Unlock()
+	for _, id := range ids {
+		p.s.cluster.giveUp(id)
+	}
+}
+
+// forget drops what the fence remembers of session id: this node no
+// longer writes its record.
+func (p *persister) forget(id string) {
+	if p.fence != nil {
+		p.fence.Forget(id)
 	}
 }
 
@@ -247,6 +311,12 @@ func (p *persister) deleteNow(ctx context.Context, id string) {
 	octx, cancel := context.WithTimeout(ctx, storeTimeout)
 	err := p.store.Delete(octx, id)
 	cancel()
+	if errors.Is(err, store.ErrConflict) {
+		// Another node wrote it since: the record is that node's.
+		p.s.log.Warn("an ended session's snapshot was written by another node since; left to it", "session", id)
+		p.forget(id)
+		return
+	}
 	if err != nil {
 		p.s.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
 		p.mu.Lock()
@@ -274,7 +344,7 @@ func (p *persister) save(se *session.Session) error {
 		return nil // not saved at all; or saved so, and the model's changes are the tick's
 	}
 	err := p.put(context.Background(), t)
-	if err != nil && !errors.Is(err, errFenced) {
+	if err != nil && !errors.Is(err, errFenced) && !errors.Is(err, store.ErrConflict) {
 		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		derr := p.store.Delete(octx, se.ID)
 		cancel()
@@ -330,7 +400,9 @@ func (p *persister) put(ctx context.Context, t *tracked) error {
 	cancel()
 	if err != nil {
 		p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
-		p.s.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
+		if !p.conflicted(se.ID, err) {
+			p.s.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
+		}
 		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	p.s.metrics.SnapshotsSaved.Inc()
@@ -447,7 +519,9 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	for i, r := range recs {
 		if err := p.store.Put(octx, r.ID, r.Data); err != nil {
 			p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
-			p.s.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
+			if !p.conflicted(r.ID, err) {
+				p.s.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
+			}
 			continue
 		}
 		done(i)
@@ -572,7 +646,12 @@ func (p *persister) restoreAll(ctx context.Context) {
 // reason ("restart", "adopted"). claim, when not nil, is asked once the
 // record and its model are read whether this node takes the session (in
 // a cluster: a compare-and-set in the directory, won by one node).
-func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(context.Context, *savedSession) bool) bool {
+func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(context.Context, *savedSession) bool) (ok bool) {
+	defer func() {
+		if !ok && !p.isTracked(id) {
+			p.forget(id) // not this node's to write
+		}
+	}()
 	gctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	data, err := p.store.Get(gctx, id)
 	cancel()
@@ -587,14 +666,8 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 		p.s.log.Warn("saved session not restored", "session", id, "reason", reason, "err", err)
 		return false
 	}
-	r, err := decodeSaved(data)
-	if err != nil {
-		return refuse("decode", err)
-	}
-	if r.ID != id || r.App != p.s.app.Name {
-		return refuse("decode", fmt.Errorf("record of session %q of app %q", r.ID, r.App))
-	}
-	if r.SSHOwned && time.Since(r.SavedAt) > p.s.opts.SSH.ResumeGrace {
+	r, sv, model, reason, err := p.decodeRecord(id, data)
+	if errors.Is(err, errExpired) {
 		p.s.metrics.SnapshotFailures.WithLabelValues("expired").Inc()
 		p.s.log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
 		dctx, cancel := context.WithTimeout(ctx, storeTimeout)
@@ -602,25 +675,31 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 		cancel()
 		return false
 	}
-	sv, err := r.saved()
-	if err != nil {
-		return refuse("decode", err)
-	}
-	if claim != nil && !p.s.cluster.mayClaim(r) {
-		return false // a live peer holds it
-	}
-	var model ui.Model
-	if perr := p.s.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
-		err = perr
+	if errors.Is(err, errHeldByPeer) {
+		return false
 	}
 	if err != nil {
-		return refuse("decode", err)
-	}
-	if model == nil {
-		return refuse("decode", errors.New("the codec decoded a nil model"))
+		return refuse(reason, err)
 	}
 	if claim != nil && !claim(ctx, r) {
 		return false
+	}
+	if p.fence != nil {
+		// Write the record back at the revision read: from now on the
+		// old home's writes (one in flight when it was cut off) are
+		// refused. One that landed since the read is read again.
+		fresh, err := p.fenceRecord(ctx, id, data)
+		if err != nil {
+			p.s.cluster.unclaim(ctx, id)
+			p.s.log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
+			return false
+		}
+		if !bytes.Equal(fresh, data) {
+			if r, sv, model, reason, err = p.decodeRecord(id, fresh); err != nil {
+				p.s.cluster.unclaim(ctx, id)
+				return refuse(reason, err)
+			}
+		}
 	}
 	se, err := p.s.sessions.Restore(p.s.app.Name, sv, model, ui.Restored{At: r.SavedAt})
 	if err != nil {
@@ -639,6 +718,97 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 	p.s.metrics.SessionsRestored.WithLabelValues(how).Inc()
 	p.s.log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
 	return true
+}
+
+// errExpired and errHeldByPeer are decodeRecord's reasons not to restore
+// a record that are no failure of the record.
+var (
+	errExpired    = errors.New("saved session older than the resume grace")
+	errHeldByPeer = errors.New("a live peer holds the session")
+)
+
+// decodeRecord decodes session id's record and its model, or says why it
+// is not restored: errExpired, errHeldByPeer, or a failure counted under
+// reason.
+func (p *persister) decodeRecord(id string, data []byte) (r *savedSession, sv session.Saved, model ui.Model, reason string, err error) {
+	r, err = decodeSaved(data)
+	if err != nil {
+		return nil, sv, nil, "decode", err
+	}
+	if r.ID != id || r.App != p.s.app.Name {
+		return nil, sv, nil, "decode", fmt.Errorf("record of session %q of app %q", r.ID, r.App)
+	}
+	if r.SSHOwned && time.Since(r.SavedAt) > p.s.opts.SSH.ResumeGrace {
+		return r, sv, nil, "expired", errExpired
+	}
+	if sv, err = r.saved(); err != nil {
+		return nil, sv, nil, "decode", err
+	}
+	if !p.s.cluster.mayClaim(r) {
+		return nil, sv, nil, "", errHeldByPeer
+	}
+	if perr := p.s.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		return nil, sv, nil, "decode", err
+	}
+	if model == nil {
+		return nil, sv, nil, "decode", errors.New("the codec decoded a nil model")
+	}
+	return r, sv, model, "", nil
+}
+
+// fenceRecord writes session id's record, data as read, back to the fenced
+// store at the revision read, so that no write of another node made
+// before can land after; when one landed since the read, it reads the
+// record again and writes that back (a few times at most). While the
+// bucket cannot be written (its stream electing a leader after a NATS
+// server died) it tries again for up to fenceWait. It returns the record
+// written.
+func (p *persister) fenceRecord(ctx context.Context, id string, data []byte) ([]byte, error) {
+	deadline := time.Now().Add(fenceWait)
+	wait := 100 * time.Millisecond
+	for conflicts := 0; ; {
+		octx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := p.store.Put(octx, id, data)
+		cancel()
+		switch {
+		case err == nil:
+			return data, nil
+		case errors.Is(err, store.ErrConflict):
+			if conflicts++; conflicts == 3 {
+				return nil, fmt.Errorf("session %s: its record kept changing: %w", id, err)
+			}
+			octx, cancel := context.WithTimeout(ctx, storeTimeout)
+			data, err = p.store.Get(octx, id)
+			cancel()
+			if err != nil {
+				return nil, err
+			}
+		case errors.Is(err, store.ErrUnavailable) && time.Now().Before(deadline):
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 2*time.Second)
+		default:
+			return nil, err
+		}
+	}
+}
+
+// fenceWait is how long fenceRecord keeps trying while the store is
+// unavailable: longer than a JetStream stream's leader election.
+const fenceWait = 30 * time.Second
+
+// isTracked reports whether p saves session id.
+func (p *persister) isTracked(id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.tracked[id]
+	return ok
 }
 
 // describeSnapshots is the posture's word on saving sessions.

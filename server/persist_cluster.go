@@ -123,6 +123,7 @@ func (p *persister) abandon(se *session.Session) {
 	}
 	delete(p.deletes, se.ID)
 	p.mu.Unlock()
+	p.forget(se.ID)
 	p.writing.Unlock()
 	se.SetSaver(nil)
 	// A change still folded into this copy is not the session's: it

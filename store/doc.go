@@ -8,7 +8,8 @@
 // ([Store.List]), where it saves ([Store.Describe], for the posture line),
 // and errors that name the operation and the id and match one of the
 // sentinels: [ErrNotFound], [ErrBadID], [ErrTooLarge], [ErrClosed],
-// [ErrLocked] (bbolt) and [ErrUnavailable] (NATS).
+// [ErrLocked] (bbolt), [ErrUnavailable] (NATS) and [ErrConflict] (a
+// conditional write).
 //
 // Ids are session ids: 1 to 64 characters of the URL-safe base64 alphabet
 // (A-Z a-z 0-9 - _), checked by [ValidID] before any backend sees them.
@@ -34,6 +35,18 @@
 // its own schedule (every 2 minutes by default): a snapshot survives
 // NATS being killed, not necessarily the machine losing power, unless the
 // server runs with sync_interval: always.
+//
+// # Writing only over one's own record
+//
+// A [Conditional] store (KV is one) gives each record a revision and
+// writes or deletes it only at the revision the caller names
+// ([Conditional.PutRev], [Conditional.DeleteRev]); else [ErrConflict].
+// [Fenced] wraps one for a cluster node: it remembers the revision of
+// every record it read or wrote and writes only at it, so a node whose
+// session another node adopted (it read the record, and wrote it back)
+// cannot write over or delete the adopter's record, even with a write
+// that was in flight all the while. A write whose answer was lost is
+// taken as the node's own when the record holds exactly its data.
 //
 // # Goroutines
 //

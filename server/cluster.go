@@ -366,13 +366,15 @@ func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local
 		return
 	}
 	if _, ok := c.s.sessions.Get(id); ok {
-		if err := c.node.Fenced(id); err != nil {
-			// Fencing: another node claimed it, or this node could not
-			// renew its lease (a peer may be adopting it). Nothing is
-			// acknowledged here any more.
+		if err := c.node.Fenced(id); errors.Is(err, cluster.ErrClaimLost) {
+			// Another node claimed it: nothing is served here any more.
 			c.refuseFenced(w, err)
 			return
 		}
+		// A node whose lease lapsed (degraded: it cannot reach NATS)
+		// keeps serving: reads are answered, and a change is applied but
+		// answered not_saved, since the record cannot hold it (and may
+		// be adopted elsewhere meanwhile): nothing is acknowledged.
 		local.ServeHTTP(w, r)
 		return
 	}

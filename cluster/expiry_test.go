@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/natstest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
@@ -252,4 +255,44 @@ func TestOfEightNodesClaimingAnOrphanExactlyOneWins(t *testing.T) {
 		}
 	}
 	t.Logf("%s won the claim", w.ID())
+}
+
+// TestAPeerWhoseExpiryIsNeverShownIsLostByThisNodesClock: node a dies and
+// its entry leaves the nodes bucket without the watcher showing an expiry
+// (purged from the stream: as a marker is lost when the stream changes
+// leader, or the watcher is made again after the message went). b
+// declares a lost once it heard no heartbeat of a for a TTL and a
+// heartbeat by its own clock, reading the entry from the stream's leader
+// first; a live peer c, whose entry is read back, is not declared lost.
+func TestAPeerWhoseExpiryIsNeverShownIsLostByThisNodesClock(t *testing.T) {
+	t.Parallel()
+	s, bucket, nodes := cluster(t, "a", "b", "c")
+	a, b := nodes[0], nodes[1]
+	lost := recordLost(b)
+	ctx := ctxT(t)
+	if err := a.Announce(ctx, SessionEntry{ID: "s1", Owner: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close() // a crash, as far as the peers can tell
+	js := natstest.JetStream(t, s.ClientURL())
+	st, err := js.Stream(ctx, "KV_"+bucket+"_nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+bucket+"_nodes.node.a")); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	testkit.Eventually(t, testTTL+testHeartbeat+3*time.Second, func() bool { _, _, ok := lost.get("a"); return ok },
+		"b declares a lost though no expiry of it was shown")
+	_, at, _ := lost.get("a")
+	if took := at.Sub(killed); took < testTTL {
+		t.Fatalf("a declared lost %v after it went, before a TTL (%v)", took, testTTL)
+	}
+	t.Logf("a declared lost %v after it went", at.Sub(killed).Round(time.Millisecond))
+	time.Sleep(testTTL) // c keeps beating: never lost
+	if _, _, ok := lost.get("c"); ok {
+		t.Fatal("b declared c lost, which is alive")
+	}
+	waitNodes(t, b, "b", "c")
 }

@@ -446,26 +446,45 @@ func (n *Node) sweepSuspects(ctx context.Context) {
 		n.mu.Unlock()
 		return
 	}
-	for id := range n.suspect {
+	silentFor := func(id string) time.Duration {
 		since := n.heard[id]
 		if n.writableSince.After(since) {
 			since = n.writableSince
 		}
-		if now.Sub(since) >= n.opts.TTL {
+		return now.Sub(since)
+	}
+	for id := range n.suspect {
+		if silentFor(id) >= n.opts.TTL {
+			due = append(due, id)
+		}
+	}
+	// A peer whose expiry the watcher never showed (its marker lost to
+	// a stream changing leader, or the watcher being made again) is a
+	// suspect all the same once no heartbeat of it was seen for a TTL
+	// and a heartbeat more by this node's clock.
+	for id := range n.live {
+		if _, ok := n.suspect[id]; !ok && silentFor(id) >= n.opts.TTL+n.opts.Heartbeat {
+			n.suspect[id] = struct{}{}
 			due = append(due, id)
 		}
 	}
 	n.mu.Unlock()
 	for _, id := range due {
 		octx, cancel := context.WithTimeout(ctx, opTimeout)
-		e, err := n.nodes().Get(octx, nodeKey(id))
+		live, err := n.peerEntryLive(octx, id)
 		cancel()
 		switch {
-		case err == nil:
-			n.apply(e, nil) // alive: a heartbeat the watcher has not shown
-			continue
-		case !isNotFound(err):
+		case err != nil:
 			n.log.Debug("cluster: reading a suspect peer's entry failed; not declared lost", "peer", id, "err", err)
+			continue
+		case live:
+			// Alive: a heartbeat the watcher has not shown yet.
+			octx, cancel := context.WithTimeout(ctx, opTimeout)
+			e, err := n.nodes().Get(octx, nodeKey(id))
+			cancel()
+			if err == nil {
+				n.apply(e, nil)
+			}
 			continue
 		}
 		n.mu.Lock()
@@ -485,6 +504,45 @@ func (n *Node) sweepSuspects(ctx context.Context) {
 			n.queueLost(id)
 		}
 	}
+}
+
+// peerEntryLive reports whether node id's entry in the nodes bucket is a
+// live heartbeat, as the stream's leader has it: asked through the
+// JetStream API, not with a direct get, which any replica answers (one
+// just restarted and not caught up too, which would show a live peer's
+// entry missing).
+func (n *Node) peerEntryLive(ctx context.Context, id string) (bool, error) {
+	stream := "KV_" + n.opts.Bucket + "_nodes"
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + n.opts.Bucket + "_nodes." + nodeKey(id)})
+	msg, err := n.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return false, fmt.Errorf("read node %s's entry from the leader: %w", id, err)
+	}
+	var resp struct {
+		Message *struct {
+			Hdrs []byte `json:"hdrs"`
+		} `json:"message"`
+		Error *struct {
+			Code    int    `json:"code"`
+			ErrCode int    `json:"err_code"`
+			Desc    string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return false, fmt.Errorf("read node %s's entry from the leader: %w", id, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.Code == 404:
+		return false, nil // no message: never written, or expired and its marker gone
+	case resp.Error != nil:
+		return false, fmt.Errorf("read node %s's entry from the leader: %s (%d)", id, resp.Error.Desc, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return false, fmt.Errorf("read node %s's entry from the leader: no message in the answer", id)
+	}
+	// A delete, a purge or an expiry leaves a marker: a message with
+	// KV-Operation (or Nats-Marker-Reason) in its headers.
+	h := string(resp.Message.Hdrs)
+	return !strings.Contains(h, "KV-Operation") && !strings.Contains(h, "Nats-Marker-Reason"), nil
 }
 
 func (n *Node) queueLost(id string) {

@@ -349,10 +349,22 @@ func TestClusterSurvivesANATSRestart(t *testing.T) {
 // BenchmarkClusterCall is a write tool call on a session of node A, made
 // with A's URL ("home") and with B's ("via-peer", passed on to A): the
 // difference is what reaching a session through a node that does not
-// hold it costs (target: ≤ 0.5 ms added to the p50 on loopback).
+// hold it costs (target: ≤ 0.5 ms added to the p50 on loopback). With
+// "saved", the app has a snapshot codec: each call is answered once the
+// session's record holding it is in the snapshot bucket (the commit).
 //
 //	go test ./server -run '^$' -bench ClusterCall -benchtime 2000x
 func BenchmarkClusterCall(b *testing.B) {
+	for _, saved := range []bool{false, true} {
+		name := "unsaved"
+		if saved {
+			name = "saved"
+		}
+		b.Run(name, func(b *testing.B) { benchClusterCall(b, saved) })
+	}
+}
+
+func benchClusterCall(b *testing.B, saved bool) {
 	ns := runNATS(b, b.TempDir(), -1)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
@@ -363,8 +375,12 @@ func BenchmarkClusterCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv, err := server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
-			Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+		app := server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
+			Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()}
+		if saved {
+			app.Snapshots = server.JSONCodec[demo.Model](1)
+		}
+		srv, err := server.New(app,
 			server.Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
 				MCP: server.MCPOptions{ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9},
 				Cluster: server.ClusterOptions{Options: cluster.Options{NATSURL: ns.ClientURL(), NodeID: id, Secret: secret,
@@ -384,6 +400,9 @@ func BenchmarkClusterCall(b *testing.B) {
 	se, _, err := home.StartHeadless(session.Owner{User: "bench"})
 	if err != nil {
 		b.Fatal(err)
+	}
+	if saved {
+		home.SaveHeadless(se)
 	}
 	for i, name := range []string{"home", "via-peer"} {
 		url := bases[i] + "/sessions/" + se.ID + "/mcp"

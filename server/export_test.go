@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+)
 
 // SSHConnections is how many SSH connections hold an admission slot now
 // (a connection's slot is released when the server sees it close, a
@@ -42,3 +46,7 @@ func (s *Server) CloseSSH() { _ = s.ssh.Close() }
 // SetKeepAlive sets how often each agent is pinged (20s unless a test
 // shortens it).
 func (o *MCPOptions) SetKeepAlive(d time.Duration) { o.keepAlive = d }
+
+// SaveHeadless has the saver track a session StartHeadless started, as
+// raxol_start's are (a benchmark's session, saved like an agent's).
+func (s *Server) SaveHeadless(se *session.Session) { s.persist.Load().track(se, false, "bench") }

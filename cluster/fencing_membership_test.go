@@ -74,7 +74,7 @@ func TestFencingAStreamOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 	}
 
 	for _, i := range holders {
-		c.Stop(i)
+		c.Kill(i) // as kill -9: no step-down reaches the others
 	}
 	testkit.Eventually(t, 2*testTTL, func() bool {
 		for _, n := range nodes {
@@ -155,7 +155,7 @@ func TestFencingANodeKilledDuringAStreamOutageIsLostOnceTheStreamsAreBack(t *tes
 		t.Fatal(err)
 	}
 	for _, i := range holders {
-		c.Stop(i)
+		c.Kill(i) // as kill -9: no step-down reaches the others
 	}
 	a.Close()
 	time.Sleep(testTTL + time.Second)

@@ -177,7 +177,7 @@ func TestReplicasSurviveServerLoss(t *testing.T) {
 	for i := range c.Len() {
 		c.WaitStreamCurrent(stream)
 		leader := c.StreamLeader(stream)
-		c.Stop(i)
+		c.Kill(i) // as kill -9: no step-down reaches the others
 		t.Logf("stopped NATS server n%d (the sessions stream's leader was n%d)", i, leader)
 		for _, id := range ids {
 			var err error

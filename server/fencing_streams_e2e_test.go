@@ -171,10 +171,10 @@ func TestFencingRestartingTheStreamsServerSplitsNoSession(t *testing.T) {
 		}
 	}
 	for _, i := range holders {
-		c.Stop(i)
+		c.Kill(i) // as kill -9: no step-down reaches the others
 	}
 	down := time.Now()
-	time.Sleep(4 * time.Second) // longer than the 3 s TTL
+	time.Sleep(10 * time.Second) // as the run: back 10 s later
 	for _, i := range holders {
 		c.Restart(i)
 	}

@@ -161,7 +161,7 @@ func TestReplicasClusterSurvivesEachNATSServerLoss(t *testing.T) {
 				leads = append(leads, bk)
 			}
 		}
-		c.Stop(i)
+		c.Kill(i) // as kill -9: no step-down reaches the others
 		// Every client of the test reconnects to a server still up.
 		for _, key := range []struct{ bucket, key string }{{bucket + "_sessions", "sess." + id}, {bucket + "_snapshots", "snap." + id}} {
 			if !hasKey(t, js, key.bucket, key.key) {
@@ -181,7 +181,7 @@ func TestReplicasClusterSurvivesEachNATSServerLoss(t *testing.T) {
 		c.WaitStreamCurrent("KV_" + bk)
 	}
 	leader := c.StreamLeader("KV_" + bucket + "_snapshots")
-	c.Stop(leader)
+	c.Kill(leader)
 	a.KillCluster()
 	testkit.Eventually(t, 20*time.Second, func() bool { _, ok := b.Sessions().Get(id); return ok },
 		"node b to adopt the session with NATS server n%d (the snapshots' leader) down", leader)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,14 +34,29 @@ const account = "$G"
 // JetStream meta group, streams), so they have a new leader at once,
 // where a killed leader leaves its groups leaderless for JetStream's
 // election timeout (4-9 s). Stop also closes its files cleanly.
+//
+// Kill is a kill -9 as the other servers see it too: every connection of
+// the server (its clients', and its routes to and from each other
+// server) is cut at once and no new one gets through, and only then is
+// it shut down, so its step-downs reach nobody: the groups it led have
+// no leader until JetStream's election timeout. To make that possible
+// every server is reached through relays only: its clients through one
+// on its client port (URL), and each other server through one of its
+// own (route ports are not advertised, so no server learns another's
+// real address).
 type Cluster struct {
 	t testing.TB
 
 	mu      sync.Mutex
 	servers []*server.Server // nil while stopped
 	dirs    []string
-	ports   []int // client ports
-	routes  []int // cluster (route) ports
+	ports   []int // client ports (the relays')
+	inner   []int // client ports (the servers')
+	routes  []int // cluster (route) ports (the servers')
+
+	killed       []int      // servers Kill cut off, until Restart
+	clientRelays []*relay   // to server i's client port
+	routeRelays  [][]*relay // [i][j]: server i's routes to server j
 }
 
 // RunCluster starts n (at least 1) nats-servers with JetStream forming one
@@ -63,21 +79,21 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		for i := range n {
 			c.Stop(i)
 		}
+		c.closeRelays()
 	})
 	// Ports are chosen before any server starts, as every server's
 	// routes name every other one; so one may be taken before its server
 	// binds it (by another test, or as the local port of a route another
 	// server dials): then every server starts again on new ports.
 	for attempt := 1; ; attempt++ {
-		c.ports, c.routes = freePorts(t, n), freePorts(t, n)
+		ports := freePorts(t, 3*n+n*(n-1))
+		c.ports, c.inner, c.routes = ports[:n], ports[n:2*n], ports[2*n:3*n]
 		for i := range n {
 			c.dirs[i] = t.TempDir() // a try's servers leave nothing to the next's
 		}
-		var err error
-		for i := range n {
-			if err = c.tryStart(i); err != nil {
-				break
-			}
+		err := c.makeRelays(ports[3*n:])
+		for i := 0; err == nil && i < n; i++ {
+			err = c.tryStart(i)
 		}
 		if err == nil {
 			break
@@ -85,6 +101,7 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		for i := range n {
 			c.Stop(i)
 		}
+		c.closeRelays()
 		if attempt == 3 {
 			t.Fatalf("natstest: %v (3 tries, new ports each)", err)
 		}
@@ -112,6 +129,75 @@ func freePorts(t testing.TB, n int) []int {
 	return ports
 }
 
+// makeRelays starts every relay, the route relays on ports.
+func (c *Cluster) makeRelays(ports []int) error {
+	n := len(c.ports)
+	c.clientRelays = make([]*relay, n)
+	c.routeRelays = make([][]*relay, n)
+	for i := range n {
+		r, err := newRelay(fmt.Sprintf("127.0.0.1:%d", c.ports[i]), fmt.Sprintf("127.0.0.1:%d", c.inner[i]))
+		if err != nil {
+			return err
+		}
+		c.clientRelays[i] = r
+		c.routeRelays[i] = make([]*relay, n)
+		for j := range n {
+			if j == i {
+				continue
+			}
+			p := ports[0]
+			ports = ports[1:]
+			r, err := newRelay(fmt.Sprintf("127.0.0.1:%d", p), fmt.Sprintf("127.0.0.1:%d", c.routes[j]))
+			if err != nil {
+				return err
+			}
+			c.routeRelays[i][j] = r
+		}
+	}
+	return nil
+}
+
+// relaysOf are the relays that carry server i's connections.
+func (c *Cluster) relaysOf(i int) []*relay {
+	rs := []*relay{c.clientRelays[i]}
+	for j := range c.Len() {
+		if j != i {
+			rs = append(rs, c.routeRelays[i][j], c.routeRelays[j][i])
+		}
+	}
+	return rs
+}
+
+func (c *Cluster) closeRelays() {
+	for i, r := range c.clientRelays {
+		if r != nil {
+			r.close()
+		}
+		for _, rr := range c.routeRelays[i] {
+			if rr != nil {
+				rr.close()
+			}
+		}
+	}
+}
+
+// Kill cuts every connection of server i at once and keeps new ones out,
+// then shuts it down (its step-downs reaching nobody), keeping its ports
+// and store for Restart: a kill -9 as clients and the other servers see
+// it. Killing a stopped server does nothing.
+func (c *Cluster) Kill(i int) {
+	if c.Server(i) == nil {
+		return
+	}
+	for _, r := range c.relaysOf(i) {
+		r.cut()
+	}
+	c.Stop(i)
+	c.mu.Lock()
+	c.killed = append(c.killed, i)
+	c.mu.Unlock()
+}
+
 // start starts server i on its ports and directory, or fails the test.
 func (c *Cluster) start(i int) {
 	c.t.Helper()
@@ -123,16 +209,21 @@ func (c *Cluster) start(i int) {
 // tryStart starts server i on its ports and directory.
 func (c *Cluster) tryStart(i int) error {
 	var routes []string
-	for j, p := range c.routes {
+	for j := range c.Len() {
 		if j != i {
-			routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+			routes = append(routes, "nats-route://"+c.routeRelays[i][j].addr)
 		}
 	}
 	s, err := server.NewServer(&server.Options{
 		ServerName: fmt.Sprintf("n%d", i),
-		Host:       "127.0.0.1", Port: c.ports[i],
+		Host:       "127.0.0.1", Port: c.inner[i],
 		JetStream: true, StoreDir: c.dirs[i], NoLog: true, NoSigs: true,
-		Cluster: server.ClusterOpts{Name: ClusterName, Host: "127.0.0.1", Port: c.routes[i]},
+		// Neither clients nor servers learn a server's own addresses:
+		// every connection goes through the relays.
+		// A route to an unknown server learned from another (gossip) is
+		// dialed at the advertised address: one nobody listens on.
+		Cluster: server.ClusterOpts{Name: ClusterName, Host: "127.0.0.1", Port: c.routes[i], NoAdvertise: true,
+			Advertise: "127.0.0.1:1"},
 		Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
 	})
 	if err != nil {
@@ -194,6 +285,17 @@ func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	if c.Server(i) != nil {
 		c.t.Fatalf("natstest: Restart(%d): the server is running", i)
+	}
+	c.mu.Lock()
+	killed := slices.Contains(c.killed, i)
+	c.killed = slices.DeleteFunc(c.killed, func(k int) bool { return k == i })
+	c.mu.Unlock()
+	if killed {
+		for _, r := range c.relaysOf(i) {
+			if err := r.open(); err != nil {
+				c.t.Fatal(err)
+			}
+		}
 	}
 	c.start(i)
 	c.WaitMetaLeader()

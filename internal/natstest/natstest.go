@@ -9,9 +9,11 @@
 // operators run one), routed to each other, each with its own store
 // directory under t.TempDir(); it returns once the cluster has a meta
 // leader. A [Cluster] stops and restarts one server on the same ports and
-// directory (Stop, Restart), tells which server leads a stream
-// (StreamLeader) and waits for a stream's replicas to catch up
-// (WaitStreamCurrent).
+// directory (Stop, a clean shutdown; Kill, which first cuts every
+// connection of the server through the relays every client and route goes
+// through, so that the others see a kill -9: no step-down; Restart), tells
+// which server leads a stream (StreamLeader) and waits for a stream's
+// replicas to catch up (WaitStreamCurrent, as the leader reports them).
 package natstest
 
 import (

@@ -199,6 +199,7 @@ type client struct {
 // dialSSH connects and authenticates, or returns the error.
 func dialSSH(t testing.TB, addr string, o clientOpts) (*gossh.Client, error) {
 	t.Helper()
+	testkit.EndToEnd(t)
 	if o.user == "" {
 		o.user = "tester"
 	}

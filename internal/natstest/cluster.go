@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
 // ClusterName is the NATS cluster name of RunCluster's servers.
@@ -68,6 +70,7 @@ func RunCluster(t testing.TB, n int) *Cluster {
 	if n < 1 {
 		t.Fatalf("natstest: RunCluster(%d): at least one server", n)
 	}
+	testkit.EndToEnd(t)
 	c := &Cluster{t: t, servers: make([]*server.Server, n), dirs: make([]string, n)}
 	// t's temporary directories are removed by a cleanup registered by
 	// its first TempDir; made here, before the servers' own cleanup, it

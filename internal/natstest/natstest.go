@@ -24,6 +24,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 )
 
 // Run starts a nats-server with JetStream on 127.0.0.1:port (port -1: a
@@ -31,6 +33,7 @@ import (
 // again on the same dir and port brings back what it stored.
 func Run(t testing.TB, dir string, port int) *server.Server {
 	t.Helper()
+	testkit.EndToEnd(t)
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port,
 		JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
 	if err != nil {

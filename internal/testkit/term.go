@@ -52,6 +52,7 @@ func NewKey(t testing.TB) gossh.Signer {
 // when command is "".
 func RunAs(t testing.TB, addr, user string, signer gossh.Signer, command string) *Term {
 	t.Helper()
+	EndToEnd(t)
 	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {

@@ -1,0 +1,272 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+func (m *Model) agentKeys(msg AgentKeysMsg) error {
+	keys := make([]tea.KeyPressMsg, 0, len(msg.Keys))
+	for _, name := range msg.Keys {
+		k, err := ParseKey(name)
+		if err != nil {
+			return err
+		}
+		if k.String() == "ctrl+c" {
+			return fmt.Errorf("key %q is reserved to the human", name)
+		}
+		keys = append(keys, k)
+	}
+	origin := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: msg.Agent}
+	for _, k := range keys {
+		m.keyFrom(k, origin)
+	}
+	return nil
+}
+
+func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
+	switch k.String() {
+	case "ctrl+c":
+		return tea.Quit
+	case "ctrl+o":
+		if m.opts.Role == RoleOwner {
+			m.showAttach = !m.showAttach
+			// The panel shows the token: the session is saved first, so
+			// that a crash cannot lose a session an agent was given.
+			if m.showAttach && m.sess.Durable() != nil {
+				m.notice = "saving this session failed: it may not survive a restart"
+			}
+		}
+		return nil
+	case "ctrl+g":
+		m.showLog = !m.showLog
+		return nil
+	case "ctrl+p", "ctrl+f":
+		if m.opts.Role == RoleOwner && origin.Kind == dispatcher.OriginHuman {
+			c := m.sess.Control()
+			if k.String() == "ctrl+p" {
+				c.Paused = !c.Paused
+			} else {
+				c.FocusOnly = !c.FocusOnly
+			}
+			// SetControl returns once the change is saved: the status
+			// bar shows it only then.
+			if err := m.sess.SetControl(c); err != nil {
+				m.notice = "saving this failed, so a restart of the server may undo it"
+			}
+		}
+		return nil
+	case "ctrl+r":
+		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
+			// A new token: the old one stops working and the agents that
+			// used it are disconnected. RotateToken returns once the new
+			// token is saved, so the human reads it only then.
+			switch _, err := m.sess.RotateToken(); {
+			case errors.Is(err, session.ErrNotSaved):
+				m.notice = "new token: agents using the old one were disconnected; saving failed, so this session may not survive a restart"
+			case err != nil:
+				m.notice = "could not rotate the token"
+			default:
+				m.notice = "new token: agents using the old one were disconnected"
+			}
+			return nil
+		}
+	case "tab":
+		m.moveFocus(false)
+		return nil
+	case "shift+tab":
+		m.moveFocus(true)
+		return nil
+	case "esc":
+		// Esc always reaches an open modal, wherever focus is inside it.
+		if o, ok := ui.ActiveOverlay(m.snap.Tree); ok {
+			if w, ok := o.(ui.Widget); ok {
+				m.routeFrom(w.WidgetID(), k, origin)
+				return nil
+			}
+		}
+	}
+	m.routeFrom(m.focus, k, origin)
+	return nil
+}
+
+func (m *Model) click(mo tea.Mouse) {
+	if mo.Button != tea.MouseLeft {
+		return
+	}
+	id, rel, ok := m.frame.HitTest(mo.X, mo.Y) // the app frame starts on the top row
+	if !ok {
+		return
+	}
+	// An open modal traps the mouse as it traps focus.
+	if o, open := ui.ActiveOverlay(m.snap.Tree); open {
+		if _, inside := ui.Find(o, id); !inside {
+			return
+		}
+	}
+	if w, ok := ui.Find(m.snap.Tree, id); ok && w.Focusable() && inFocusScope(m.snap.Tree, id) {
+		m.focus = id
+	}
+	m.routeFrom(id, rel, m.origin)
+}
+
+func inFocusScope(tree ui.Node, id string) bool {
+	for _, f := range ui.FocusOrder(tree) {
+		if f == id {
+			return true
+		}
+	}
+	return false
+}
+
+// routeFrom hands ev to widget id, resolved on the dispatcher goroutine
+// against the current tree, and waits until its messages are folded.
+func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
+	ctx := context.Background()
+	if m.opts.InputTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.InputTimeout)
+		defer cancel()
+	}
+	// Errors (update_failed, timeout, closed) leave the screen as the
+	// latest snapshot shows it, which is the truth either way.
+	var acted []tea.Msg
+	var seen ui.Node
+	key, isKey := ev.(tea.KeyPressMsg)
+	// A key no widget takes goes to the app itself (global shortcuts).
+	untaken := func() ([]tea.Msg, error) {
+		if isKey {
+			return []tea.Msg{key}, nil
+		}
+		return nil, nil
+	}
+	err := m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
+		seen = tree
+		w, ok := ui.Find(tree, id)
+		if !ok {
+			return untaken()
+		}
+		if _, click := ev.(ui.ClickEvent); !click && !w.Focusable() {
+			return untaken()
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		st := m.localLocked(id)
+		followText(w, st)
+		before := *st
+		var msgs []tea.Msg
+		if err := m.sess.Guard().Do(metrics.HookHandleEvent, id, func() { msgs = w.HandleEvent(ev, st) }); err != nil {
+			return nil, fmt.Errorf("widget %q: %w", id, err) // nothing folds
+		}
+		if len(msgs) == 0 && sameLocal(before, *st) {
+			return untaken() // the widget did nothing with it
+		}
+		rememberText(st, msgs)
+		acted = msgs
+		return msgs, nil
+	})
+	if len(acted) > 0 {
+		m.sess.NoteAction(id)
+		outcome := "ok"
+		switch {
+		case errors.Is(err, dispatcher.ErrUpdateFailed):
+			outcome = "update_failed"
+		case err != nil:
+			outcome = "error"
+		}
+		m.record(id, seen, acted, origin.String(), origin.Kind == dispatcher.OriginAgent, outcome)
+	}
+	m.refresh()
+}
+
+// sameLocal reports whether a widget's local state is as it was: a key
+// that changed nothing there and sent no message was not taken.
+func sameLocal(a, b ui.LocalState) bool {
+	return a.Cursor == b.Cursor && a.Row == b.Row && a.Col == b.Col && a.Offset == b.Offset &&
+		reflect.DeepEqual(a.Data, b.Data)
+}
+
+func (m *Model) refresh() {
+	m.snap = m.sess.Dispatcher.Snapshot()
+	m.fixFocus()
+}
+
+// fixFocus keeps focus on a focusable widget in scope: the first one when
+// the focused widget is gone, disabled, or outside an open modal.
+func (m *Model) fixFocus() {
+	order := ui.FocusOrder(m.snap.Tree)
+	for _, id := range order {
+		if id == m.focus {
+			return
+		}
+	}
+	m.focus = ""
+	if len(order) > 0 {
+		m.focus = order[0]
+	}
+}
+
+func (m *Model) moveFocus(back bool) {
+	m.focus = ui.NextFocus(ui.FocusOrder(m.snap.Tree), m.focus, back)
+}
+
+func (m *Model) localLocked(id string) *ui.LocalState {
+	st, ok := m.locals[id]
+	if !ok {
+		st = &ui.LocalState{}
+		m.locals[id] = st
+	}
+	return st
+}
+
+// textOf returns the text of a text widget.
+func textOf(w ui.Widget) (string, bool) {
+	switch w := w.(type) {
+	case ui.TextInput:
+		return w.Value, true
+	case ui.TextArea:
+		return w.Value, true
+	case ui.PasswordField:
+		return w.Value, true
+	}
+	return "", false
+}
+
+// followText moves this terminal's cursor to the end of a text widget
+// whose text someone else (another terminal, an agent) changed since this
+// terminal last edited it, so that typing here continues the text instead
+// of landing at a stale position.
+func followText(w ui.Widget, st *ui.LocalState) {
+	text, ok := textOf(w)
+	if !ok {
+		return
+	}
+	if last, seen := st.Data.(string); !seen || last != text {
+		st.Cursor = utf8.RuneCountInString(text)
+		st.Data = text
+	}
+}
+
+// rememberText records the text this terminal's own edit produces.
+func rememberText(st *ui.LocalState, msgs []tea.Msg) {
+	for _, msg := range msgs {
+		switch msg := msg.(type) {
+		case ui.TextInputChanged:
+			st.Data = msg.Text
+		case ui.TextAreaChanged:
+			st.Data = msg.Text
+		case ui.PasswordFieldChanged:
+			st.Data = msg.Text
+		}
+	}
+}

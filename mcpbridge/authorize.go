@@ -20,7 +20,7 @@ import (
 // listable reports whether a tool is listed to this caller: allowed, or
 // "ask" while a human who can approve is attached. A policy that panics on
 // a tool costs that tool its listing only.
-func (c *conn) listable(req mcp.Request, name string, actx authz.Context) bool {
+func (c *sessionServer) listable(req mcp.Request, name string, actx authz.Context) bool {
 	if sensitive, known := c.classify(name); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
 		return false
 	}
@@ -44,7 +44,7 @@ func (c *conn) listable(req mcp.Request, name string, actx authz.Context) bool {
 
 // classify reports whether a tool is sensitive (annotated sensitive or
 // destructive), and whether it could be classified at all.
-func (c *conn) classify(name string) (sensitive, known bool) {
+func (c *sessionServer) classify(name string) (sensitive, known bool) {
 	switch name {
 	case ToolSendKey:
 		return true, true
@@ -59,7 +59,7 @@ func (c *conn) classify(name string) (sensitive, known bool) {
 }
 
 // authorizeCall applies the tool seam to a call; nil lets it run.
-func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
+func (c *sessionServer) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
 	name := r.Params.Name
 	args, _ := argsOf(ctx, r)
 	sensitive, known := c.classify(name)
@@ -102,7 +102,7 @@ func (c *conn) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx a
 
 // control refuses writes the human does not let agents make now: none
 // while paused, and none beside the focused widget in focus-only mode.
-func (c *conn) control(name string) *mcp.CallToolResult {
+func (c *sessionServer) control(name string) *mcp.CallToolResult {
 	ctl := c.sess.Control()
 	if !ctl.Paused && !ctl.FocusOnly {
 		return nil
@@ -123,7 +123,7 @@ func (c *conn) control(name string) *mcp.CallToolResult {
 // ask puts the call to the human in their terminal and waits for the
 // answer, sending progress notifications meanwhile so that clients that
 // reset their timeout on progress keep waiting.
-func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, args map[string]any, d authz.Decision) *mcp.CallToolResult {
+func (c *sessionServer) ask(ctx context.Context, r *mcp.CallToolRequest, name string, args map[string]any, d authz.Decision) *mcp.CallToolResult {
 	req := session.ApprovalRequest{
 		ID:       randomID(),
 		Agent:    clientName(r.Session),
@@ -171,7 +171,7 @@ func (c *conn) ask(ctx context.Context, r *mcp.CallToolRequest, name string, arg
 
 // progress sends notifications/progress every few seconds while a call
 // waits, if the client asked for progress; the returned func stops it.
-func (c *conn) progress(ctx context.Context, r *mcp.CallToolRequest) func() {
+func (c *sessionServer) progress(ctx context.Context, r *mcp.CallToolRequest) func() {
 	token := r.Params.GetProgressToken()
 	if token == nil || r.Session == nil {
 		return func() {}
@@ -199,7 +199,7 @@ func (c *conn) progress(ctx context.Context, r *mcp.CallToolRequest) func() {
 }
 
 // widgetLabel is the label, title or id of the widget a tool acts on.
-func (c *conn) widgetLabel(name string) string {
+func (c *sessionServer) widgetLabel(name string) string {
 	id, _, ok := SplitName(c.b.opts.Namespace, name)
 	if !ok {
 		return ""
@@ -216,7 +216,7 @@ func (c *conn) widgetLabel(name string) string {
 
 // maskedArgs renders arguments for the human, hiding a password field's
 // text.
-func (c *conn) maskedArgs(name string, args map[string]any) string {
+func (c *sessionServer) maskedArgs(name string, args map[string]any) string {
 	if id, _, ok := SplitName(c.b.opts.Namespace, name); ok {
 		if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id); ok {
 			if _, secret := w.(ui.PasswordField); secret {

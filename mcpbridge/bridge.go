@@ -150,9 +150,9 @@ type Bridge struct {
 	// it to make a race's outcome exact).
 	probeIdle time.Duration
 
-	mu     sync.Mutex // protects the following
-	conns  map[string]*conn
-	closed bool
+	mu      sync.Mutex // protects the following
+	servers map[string]*sessionServer
+	closed  bool
 }
 
 // New returns a bridge for the sessions of m. Call [Bridge.SessionEnded]
@@ -205,7 +205,7 @@ func newBridge(m *session.Manager, opts Options) *Bridge {
 		opts:      opts,
 		log:       opts.Logger,
 		sessions:  m,
-		conns:     make(map[string]*conn),
+		servers:   make(map[string]*sessionServer),
 		mux:       http.NewServeMux(),
 		probeIdle: probeIdle,
 	}
@@ -262,9 +262,9 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			return
 		}
 		se := b.authenticate(r)
-		var c *conn
+		var c *sessionServer
 		if se != nil {
-			c = b.conn(se)
+			c = b.sessionServer(se)
 		}
 		if c == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="raxol-ssh"`)
@@ -321,7 +321,7 @@ const retryAfter = "5"
 // as any request: 401 without this session's token, else the SDK's 404.
 func (b *Bridge) endClient(w http.ResponseWriter, r *http.Request) bool {
 	b.mu.Lock()
-	c := b.conns[r.PathValue("id")]
+	c := b.servers[r.PathValue("id")]
 	b.mu.Unlock()
 	if c == nil {
 		return false
@@ -459,30 +459,30 @@ func (b *Bridge) authenticate(r *http.Request) *session.Session {
 	return se
 }
 
-// conn returns the session's MCP server, creating it on first use; nil if
+// sessionServer returns the session's MCP server, creating it on first use; nil if
 // the session has ended or the bridge is closed.
-func (b *Bridge) conn(se *session.Session) *conn {
+func (b *Bridge) sessionServer(se *session.Session) *sessionServer {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return nil
 	}
-	if c, ok := b.conns[se.ID]; ok {
+	if c, ok := b.servers[se.ID]; ok {
 		return c
 	}
 	if _, live := b.sessions.Get(se.ID); !live {
 		return nil
 	}
-	c := newConn(b, se)
-	b.conns[se.ID] = c
+	c := newSessionServer(b, se)
+	b.servers[se.ID] = c
 	return c
 }
 
 // SessionEnded closes the session's MCP server and its clients.
 func (b *Bridge) SessionEnded(id string) {
 	b.mu.Lock()
-	c, ok := b.conns[id]
-	delete(b.conns, id)
+	c, ok := b.servers[id]
+	delete(b.servers, id)
 	b.mu.Unlock()
 	if ok {
 		c.close()
@@ -493,10 +493,10 @@ func (b *Bridge) SessionEnded(id string) {
 func (b *Bridge) Close() {
 	b.mu.Lock()
 	b.closed = true
-	conns := b.conns
-	b.conns = map[string]*conn{}
+	servers := b.servers
+	b.servers = map[string]*sessionServer{}
 	b.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range servers {
 		c.close()
 	}
 }
@@ -507,7 +507,7 @@ func (b *Bridge) Close() {
 // initialized and is closed right after; it is no client.)
 func (b *Bridge) Clients(id string) int {
 	b.mu.Lock()
-	c, ok := b.conns[id]
+	c, ok := b.servers[id]
 	b.mu.Unlock()
 	if !ok {
 		return 0

@@ -20,7 +20,7 @@ import (
 // in on went away.
 var errWithdrawn = errors.New("mcpbridge: the request went away")
 
-// client is what a conn keeps of one attached MCP client session, from
+// client is what a sessionServer keeps of one attached MCP client session, from
 // its initialize until its session closes.
 type client struct {
 	// Fixed at creation.
@@ -41,7 +41,7 @@ type client struct {
 	// slot is its place among the session's clients (slots), freed when
 	// its session ends.
 	slot *slot
-	// end closes its session (conn.closeClient); set before it is stored.
+	// end closes its session (sessionServer.closeClient); set before it is stored.
 	end func()
 
 	// What tells a client at work from one that is gone (atomics).
@@ -211,7 +211,7 @@ func (cl *client) streaming() bool {
 // waits for a keepalive ping in flight, up to KeepAlive for a client that
 // never answers pings. So the stream's end marks the client closing at
 // once, which leaves presence and ends the ping.
-func (c *conn) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Request) {
+func (c *sessionServer) attach(ctx context.Context, ss *mcp.ServerSession, req mcp.Request) {
 	if ss == nil {
 		return
 	}
@@ -292,7 +292,7 @@ func (cl *client) markClosing() {
 // closeClient closes a client session, withdrawing what it waits for. It
 // leaves the session's presence at once, before the SDK's Close has
 // waited for its in-flight calls.
-func (c *conn) closeClient(ss *mcp.ServerSession) {
+func (c *sessionServer) closeClient(ss *mcp.ServerSession) {
 	if v, ok := c.clients.Load(ss); ok {
 		cl := v.(*client)
 		cl.markClosing()
@@ -304,7 +304,7 @@ func (c *conn) closeClient(ss *mcp.ServerSession) {
 // sessionByID returns the client session (initialized or not) whose
 // Streamable session id is id, comparing in constant time: the id is the
 // client's secret.
-func (c *conn) sessionByID(id string) *mcp.ServerSession {
+func (c *sessionServer) sessionByID(id string) *mcp.ServerSession {
 	if id == "" {
 		return nil
 	}
@@ -318,7 +318,7 @@ func (c *conn) sessionByID(id string) *mcp.ServerSession {
 }
 
 // clientByID returns the attached Streamable client with session id, or nil.
-func (c *conn) clientByID(id string) *client {
+func (c *sessionServer) clientByID(id string) *client {
 	ss := c.sessionByID(id)
 	if ss == nil {
 		return nil
@@ -331,7 +331,7 @@ func (c *conn) clientByID(id string) *client {
 }
 
 // client returns the attached client a request came from, or nil.
-func (c *conn) client(req mcp.Request) *client {
+func (c *sessionServer) client(req mcp.Request) *client {
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil {
 		return nil
@@ -345,7 +345,7 @@ func (c *conn) client(req mcp.Request) *client {
 
 // clientContext is the authorization context of the client a request
 // (received, or sent to it) belongs to: fixed when it initialized.
-func (c *conn) clientContext(req mcp.Request) authz.Context {
+func (c *sessionServer) clientContext(req mcp.Request) authz.Context {
 	if cl := c.client(req); cl != nil {
 		return cl.actx
 	}
@@ -374,20 +374,20 @@ func newContext(ss *mcp.ServerSession, req mcp.Request) authz.Context {
 }
 
 // allowCall takes a token from the client's tool-call rate limiter.
-func (c *conn) allowCall(req mcp.Request) bool {
+func (c *sessionServer) allowCall(req mcp.Request) bool {
 	cl := c.client(req)
 	return cl == nil || cl.limiter.Allow()
 }
 
 // granted reports whether the human allowed tool for the rest of the
 // calling client's session, under the session's current token.
-func (c *conn) granted(req mcp.Request, tool string) bool {
+func (c *sessionServer) granted(req mcp.Request, tool string) bool {
 	cl := c.client(req)
 	return cl != nil && cl.grants.Granted(c.grantKey(tool))
 }
 
 // grant allows tool for the rest of the calling client's session.
-func (c *conn) grant(req mcp.Request, tool string) {
+func (c *sessionServer) grant(req mcp.Request, tool string) {
 	if cl := c.client(req); cl != nil {
 		cl.grants.Grant(c.grantKey(tool))
 	}
@@ -395,7 +395,7 @@ func (c *conn) grant(req mcp.Request, tool string) {
 
 // grantKey ties a grant to the token it was given under, so that a
 // rotation revokes it at once, before the watcher has forgotten it.
-func (c *conn) grantKey(tool string) string {
+func (c *sessionServer) grantKey(tool string) string {
 	h := c.sess.TokenHash()
 	return string(h[:]) + "\x00" + tool
 }
@@ -403,7 +403,7 @@ func (c *conn) grantKey(tool string) string {
 // revokeGrants forgets every client's "allow for the session" after the
 // token was rotated. The grants were already void (grantKey names the
 // old token); this frees them.
-func (c *conn) revokeGrants() {
+func (c *sessionServer) revokeGrants() {
 	c.clients.Range(func(_, v any) bool {
 		v.(*client).grants.Revoke()
 		return true
@@ -424,7 +424,7 @@ type sseStreamKey struct{}
 // tagRequest prepares r for the SDK handler: a POST is tagged (any value
 // the client sent is replaced) and registered until it ends, and an SSE
 // stream's context is kept as a value. The returned func releases it.
-func (c *conn) tagRequest(r *http.Request, sse bool) (*http.Request, func()) {
+func (c *sessionServer) tagRequest(r *http.Request, sse bool) (*http.Request, func()) {
 	if sse {
 		if r.Method == http.MethodGet {
 			r = r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, r.Context()))
@@ -445,7 +445,7 @@ func (c *conn) tagRequest(r *http.Request, sse bool) (*http.Request, func()) {
 // request it came in on (Streamable) or its client's stream (SSE), and
 // its client's session (closed, or being closed). When one ends, nobody
 // is waiting for the answer.
-func (c *conn) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.Context, ended, closing <-chan struct{}) {
+func (c *sessionServer) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.Context, ended, closing <-chan struct{}) {
 	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 		if v, ok := c.requests.Load(ex.Header.Get(requestHeader)); ok {
 			reqCtx = v.(context.Context)
@@ -463,7 +463,7 @@ func (c *conn) lifelines(ctx context.Context, req mcp.Request) (reqCtx context.C
 // withdrawOnGone returns a context that ends when ctx does or, with
 // [errWithdrawn] as its cause, when the call's HTTP request, stream or
 // client session goes away, or the session's MCP server closes. stop releases it.
-func (c *conn) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Context, func()) {
+func (c *sessionServer) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Context, func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	reqCtx, ended, closing := c.lifelines(ctx, req)
 	stops := []func() bool{context.AfterFunc(c.ctx, func() { cancel(errWithdrawn) })}
@@ -505,7 +505,7 @@ func (c *conn) withdrawOnGone(ctx context.Context, req mcp.Request) (context.Con
 //   - a Streamable client that had a standalone GET, lost it, and has made
 //     no request nor reconnected it for two KeepAlive intervals since: it
 //     vanished (a live go-sdk client reconnects at once).
-func (c *conn) keepAlive(ss *mcp.ServerSession, cl *client) {
+func (c *sessionServer) keepAlive(ss *mcp.ServerSession, cl *client) {
 	t := time.NewTicker(c.b.opts.KeepAlive)
 	defer t.Stop()
 	idle := time.NewTimer(c.b.opts.ClientIdleTimeout)
@@ -542,7 +542,7 @@ func (c *conn) keepAlive(ss *mcp.ServerSession, cl *client) {
 // vanished reports whether a Streamable client lost its standalone GET
 // more than two KeepAlive intervals ago and has shown no sign of life
 // since (no request, no new stream, nothing in flight).
-func (c *conn) vanished(cl *client, now time.Time) bool {
+func (c *sessionServer) vanished(cl *client, now time.Time) bool {
 	if cl.actx.Transport != authz.TransportHTTP || cl.streams.Load() > 0 || cl.inFlight.Load() > 0 {
 		return false
 	}
@@ -553,7 +553,7 @@ func (c *conn) vanished(cl *client, now time.Time) bool {
 // trackStream counts a Streamable client's standalone GET stream while it
 // is served; the returned func ends it. A GET for no attached client
 // counts nothing.
-func (c *conn) trackStream(r *http.Request) func() {
+func (c *sessionServer) trackStream(r *http.Request) func() {
 	if r.Method != http.MethodGet {
 		return func() {}
 	}
@@ -575,6 +575,6 @@ func (c *conn) trackStream(r *http.Request) func() {
 
 // departed reports whether a Streamable client whose stream went away has
 // shown no sign of life since: no stream, nothing in flight, no request.
-func (c *conn) departed(cl *client) bool {
+func (c *sessionServer) departed(cl *client) bool {
 	return cl.streams.Load() == 0 && cl.inFlight.Load() == 0 && cl.lastActive.Load() <= cl.streamLost.Load()
 }

@@ -35,8 +35,8 @@ const (
 	ToolDiscover   = "discover_tools"
 )
 
-// conn is one session's MCP server and the state it projects.
-type conn struct {
+// sessionServer is one session's MCP server and the state it projects.
+type sessionServer struct {
 	// Fixed at creation.
 	b          *Bridge
 	sess       *session.Session
@@ -46,37 +46,22 @@ type conn struct {
 	sse        *mcp.SSEHandler
 	ctx        context.Context
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup    // the watcher and one presence waiter per client
-	token      [sha256.Size]byte // hash of the token HTTP clients authenticated with (watcher only)
-	// The tools derived from snapshot derivedFor (sync only: newConn,
-	// then the watcher).
-	derivedTools []Derived
-	derivedLens  []lens.Tool // lensTools(derivedTools)
-	deriveCache  deriveCache // the watcher's: tools of unchanged widgets
-	derivedFor   uint64
-	treeIDs      []string // widgetIDs and modalIDs of that snapshot's tree
-	modal        []string
-	// What the last lens selection was made from (sync only): a sync with
-	// the same tools, tree, modal, attention and recent actions selects
-	// the same, whatever else the snapshot changed (a field's text).
-	lensTools  []lens.Tool
-	lensTree   []string
-	lensModal  []string
-	lensAtt    session.Attention
-	lensRecent []string
-	lensDone   bool
-	// lensPicks holds the selections made from those tools, tree, modal
-	// and recent actions, by attention (sync only): the human moving the
-	// focus back to a widget finds its selection without selecting again.
-	// Emptied when anything but the attention changes, and when full.
-	lensPicks map[session.Attention]lensPick
-	want      map[string]bool         // sync's scratch: the widget tools to register
-	scans     atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
-	clients   sync.Map                // *mcp.ServerSession -> *client: attached clients
-	requests  sync.Map                // requestHeader tag -> the POST's context, while it is served
-	gate      *Gate                   // the authorization middleware
-	slots     *slots                  // the session's clients, held against MaxClients
-	attachMu  sync.Mutex              // serializes attach
+	gate       *Gate          // the authorization middleware
+	slots      *slots         // the session's clients, held against MaxClients
+	wg         sync.WaitGroup // the watcher and one presence waiter per client
+
+	// Safe for concurrent use on their own.
+	scans    atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
+	clients  sync.Map                // *mcp.ServerSession -> *client: attached clients
+	requests sync.Map                // requestHeader tag -> the POST's context, while it is served
+	attachMu sync.Mutex              // serializes attach
+
+	// The watcher's own (sync only: newSessionServer, then the watcher;
+	// watch.go).
+	token   [sha256.Size]byte // hash of the token HTTP clients authenticated with
+	derived derivation        // the tools of the last snapshot synced
+	memo    lensMemo          // what the last lens selection was made from
+	want    map[string]bool   // scratch: the widget tools to register
 
 	mu         sync.Mutex // protects the following
 	advertised []string   // lens-selected names, session tools included
@@ -92,9 +77,9 @@ type conn struct {
 	selectedFocus string
 }
 
-func newConn(b *Bridge, se *session.Session) *conn {
+func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &conn{
+	c := &sessionServer{
 		b:          b,
 		sess:       se,
 		log:        b.log.With("session", se.ID),
@@ -169,8 +154,8 @@ func handshakeVersions() []string {
 }
 
 // watch re-projects the session whenever its model or its terminal-side
-// state changes, until the conn closes or the session's dispatcher stops.
-func (c *conn) watch() {
+// state changes, until the server closes or the session's dispatcher stops.
+func (c *sessionServer) watch() {
 	defer c.wg.Done()
 	sub := c.sess.Dispatcher.Subscribe()
 	defer sub.Close()
@@ -197,32 +182,29 @@ func (c *conn) watch() {
 // safeSync is sync behind a last line of defence: the app code it runs is
 // guarded where it is called, and anything that slips through costs this
 // round of updates, not the process.
-func (c *conn) safeSync() { _ = c.sess.Guard().Do(metrics.HookOther, "", c.sync) }
+func (c *sessionServer) safeSync() { _ = c.sess.Guard().Do(metrics.HookOther, "", c.sync) }
 
 // sync derives the tools of the current tree, applies the focus lens,
 // keeps the registered tools equal to the advertised set (the SDK sends
 // notifications/tools/list_changed when that set changes), and pushes
 // resource updates to subscribers.
-func (c *conn) sync() {
+func (c *sessionServer) sync() {
 	snap := c.sess.Dispatcher.Snapshot()
 	att := c.sess.Attention()
 	// Screen, attention and presence changes wake sync too; the tools of
 	// a tree are derived once per snapshot.
-	if c.derivedFor != snap.Version || c.derivedTools == nil {
+	d := &c.derived
+	if d.version != snap.Version || d.tools == nil {
 		sc := c.scannedAt(snap)
-		c.derivedTools = deriveIn(c.sess.Guard(), c.b.opts.Namespace, sc, c.warnOnce, &c.deriveCache)
-		c.derivedLens = lensTools(c.derivedTools)
-		c.treeIDs, c.modal = c.widgetIDs(snap.Tree), modalIDs(sc)
-		c.derivedFor = snap.Version
+		d.tools = deriveIn(c.sess.Guard(), c.b.opts.Namespace, sc, c.warnOnce, &d.cache)
+		d.lens = lensTools(d.tools)
+		d.treeIDs, d.modal = c.widgetIDs(snap.Tree), modalIDs(sc)
+		d.version = snap.Version
 	}
-	derived := c.derivedTools
-	recent := c.sess.Recent()
-	// The same for every sync of a snapshot (the human's focus moving,
-	// say): lens.Select reads it and never changes it.
-	tools := c.derivedLens
-	same := c.lensDone && slices.Equal(c.lensTools, tools) && slices.Equal(c.lensTree, c.treeIDs) &&
-		slices.Equal(c.lensModal, c.modal) && slices.Equal(c.lensRecent, recent)
-	if same && c.lensAtt == att {
+	derived := d.tools
+	in := lensInputs{tools: d.lens, tree: d.treeIDs, modal: d.modal, recent: c.sess.Recent()}
+	same := c.memo.made(in)
+	if same && c.memo.att == att {
 		// Nothing the lens looks at changed (an agent typed into a
 		// field, say): the advertised tools follow from what they
 		// followed from last time.
@@ -232,19 +214,19 @@ func (c *conn) sync() {
 		c.res.update(snap)
 		return
 	}
-	if !same || len(c.lensPicks) >= maxLensPicks {
-		clear(c.lensPicks)
+	if !same || len(c.memo.picks) >= maxLensPicks {
+		clear(c.memo.picks)
 	}
-	pick, ok := c.lensPicks[att]
+	pick, ok := c.memo.picks[att]
 	if !ok {
-		pick.selected = lens.Select(tools, lens.Input{
+		pick.selected = lens.Select(in.tools, lens.Input{
 			Mode:     c.b.opts.LensMode,
 			MaxTools: c.b.opts.MaxTools,
-			Tree:     c.treeIDs,
+			Tree:     in.tree,
 			Focused:  att.Focus,
 			Hover:    att.Hover,
-			Recent:   recent,
-			Modal:    c.modal,
+			Recent:   in.recent,
+			Modal:    in.modal,
 		})
 		pick.advertised = lens.Names(pick.selected)
 	}
@@ -252,12 +234,7 @@ func (c *conn) sync() {
 	// What this selection was made from, once it is in place (a panic
 	// before leaves neither, and the next sync selects again).
 	done := func() {
-		c.lensTools, c.lensTree, c.lensModal = tools, c.treeIDs, c.modal
-		c.lensAtt, c.lensRecent, c.lensDone = att, recent, true
-		if c.lensPicks == nil {
-			c.lensPicks = map[session.Attention]lensPick{}
-		}
-		c.lensPicks[att] = pick
+		c.memo.remember(in, att, pick)
 		c.res.update(snap)
 	}
 
@@ -324,13 +301,64 @@ func (c *conn) sync() {
 	done()
 }
 
+// derivation is the tools the watcher derived from snapshot version,
+// and what the lens selects them by (sync only).
+type derivation struct {
+	version uint64
+	tools   []Derived
+	lens    []lens.Tool // lensTools(tools)
+	cache   deriveCache // tools of unchanged widgets
+	treeIDs []string    // widgetIDs of that snapshot's tree
+	modal   []string    // modalIDs of it
+}
+
+// lensInputs is what a lens selection is made from besides the human's
+// attention: the same for every sync of a snapshot (the human's focus
+// moving, say); lens.Select reads it and never changes it.
+type lensInputs struct {
+	tools  []lens.Tool
+	tree   []string
+	modal  []string
+	recent []string
+}
+
+// lensMemo is what the last lens selection was made from, and the
+// selections made from those inputs, by attention (sync only). A sync with
+// the same inputs and attention selects the same, whatever else the
+// snapshot changed (a field's text); the human moving the focus back to a
+// widget finds its selection in picks without selecting again.
+type lensMemo struct {
+	in   lensInputs
+	att  session.Attention
+	done bool // in and att hold a selection's inputs
+	// picks is emptied when anything but the attention changes, and when
+	// full (maxLensPicks).
+	picks map[session.Attention]lensPick
+}
+
+// made reports whether the last selection was made from in (whatever the
+// attention).
+func (m *lensMemo) made(in lensInputs) bool {
+	return m.done && slices.Equal(m.in.tools, in.tools) && slices.Equal(m.in.tree, in.tree) &&
+		slices.Equal(m.in.modal, in.modal) && slices.Equal(m.in.recent, in.recent)
+}
+
+// remember records pick, selected from in for att, once it is in place.
+func (m *lensMemo) remember(in lensInputs, att session.Attention, pick lensPick) {
+	m.in, m.att, m.done = in, att, true
+	if m.picks == nil {
+		m.picks = map[session.Attention]lensPick{}
+	}
+	m.picks[att] = pick
+}
+
 // lensPick is one lens selection and the names it advertises.
 type lensPick struct {
 	selected   []lens.Tool
 	advertised []string
 }
 
-// maxLensPicks bounds conn.lensPicks: a human's attention moves among a
+// maxLensPicks bounds lensMemo.picks: a human's attention moves among a
 // screen's widgets, and the hovered one changes it too.
 const maxLensPicks = 64
 
@@ -338,7 +366,7 @@ const maxLensPicks = 64
 // over HTTP, after the human rotated it; the old token no longer opens
 // anything. Clients on a transport the process declared (stdio) did not
 // use the token and stay.
-func (c *conn) disconnectHTTP() {
+func (c *sessionServer) disconnectHTTP() {
 	for ss := range c.server.Sessions() {
 		if _, declared := declaredContext(ss.ID()); !declared {
 			c.closeClient(ss)
@@ -347,7 +375,7 @@ func (c *conn) disconnectHTTP() {
 }
 
 // warnOnce reports each distinct derivation warning once per session.
-func (c *conn) warnOnce(msg string, args ...any) {
+func (c *sessionServer) warnOnce(msg string, args ...any) {
 	key := fmt.Sprint(append([]any{msg}, args...)...)
 	c.mu.Lock()
 	seen := c.warned[key] || len(c.warned) >= 256
@@ -372,7 +400,7 @@ func isSessionTool(name string) bool {
 
 // widgetIDs lists every widget id of tree in tree order, hidden overlays'
 // content included.
-func (c *conn) widgetIDs(tree ui.Node) []string {
+func (c *sessionServer) widgetIDs(tree ui.Node) []string {
 	var ids []string
 	g := c.sess.Guard()
 	var walk func(n ui.Node)
@@ -396,7 +424,7 @@ func (c *conn) widgetIDs(tree ui.Node) []string {
 
 // scannedAt is snap's tree scanned, once per snapshot for the calls and
 // the watcher together.
-func (c *conn) scannedAt(snap dispatcher.Snapshot) *scanned {
+func (c *sessionServer) scannedAt(snap dispatcher.Snapshot) *scanned {
 	if s := c.scans.Load(); s != nil && s.version == snap.Version {
 		return s
 	}
@@ -406,7 +434,7 @@ func (c *conn) scannedAt(snap dispatcher.Snapshot) *scanned {
 }
 
 // resolveNow is resolve in the session's current tree.
-func (c *conn) resolveNow(name string) (ui.ToolProvider, ui.ToolSpec, error) {
+func (c *sessionServer) resolveNow(name string) (ui.ToolProvider, ui.ToolSpec, error) {
 	return resolveIn(c.sess.Guard(), c.b.opts.Namespace, c.scannedAt(c.sess.Dispatcher.Snapshot()), name)
 }
 
@@ -442,7 +470,7 @@ func toolDef(d Derived) *mcp.Tool {
 }
 
 // initialized records an agent's presence (if initialize did not).
-func (c *conn) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+func (c *sessionServer) initialized(ctx context.Context, req *mcp.InitializedRequest) {
 	c.attach(ctx, req.Session, req)
 }
 
@@ -467,8 +495,8 @@ func clientName(ss *mcp.ServerSession) string {
 	return name
 }
 
-// close ends every client session and waits for the conn's goroutines.
-func (c *conn) close() {
+// close ends every client session and waits for the server's goroutines.
+func (c *sessionServer) close() {
 	c.cancel()
 	for ss := range c.server.Sessions() {
 		c.closeClient(ss)
@@ -480,7 +508,7 @@ func (c *conn) close() {
 // It is the first middleware, so it also contains what app code the
 // others run (labels, states) without a guard of their own: a panic there
 // costs that request, never the process.
-func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 	next = c.contain(next)
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
@@ -533,7 +561,7 @@ func (c *conn) meter(next mcp.MethodHandler) mcp.MethodHandler {
 
 // contain runs the rest of the middlewares and the handlers, turning a
 // panic of app code into the request's failure.
-func (c *conn) contain(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) contain(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -555,7 +583,7 @@ func failed(method string) (mcp.Result, error) {
 
 // middleware serves tools/call for every derived tool, advertised or not,
 // resolving it against the tree current at call time.
-func (c *conn) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if r, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && r.Params != nil && !isSessionTool(r.Params.Name) {
 			return c.callDerived(ctx, r), nil
@@ -576,7 +604,7 @@ var actionVerbs = map[string]string{
 // recordCall puts an agent's write (or its refusal) in the activity log;
 // reads are not actions. Keys pressed through raxol_send_key are recorded
 // by the terminal that received them, widget by widget.
-func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
+func (c *sessionServer) recordCall(r *mcp.CallToolRequest, outcome string) {
 	name := r.Params.Name
 	id, action, derived := SplitName(c.b.opts.Namespace, name)
 	switch {
@@ -601,7 +629,7 @@ func (c *conn) recordCall(r *mcp.CallToolRequest, outcome string) {
 
 // unavailable is the error result for a tool the current view does not
 // offer: behind the open modal, failed, disabled or hidden, or gone.
-func (c *conn) unavailable(name string) *mcp.CallToolResult {
+func (c *sessionServer) unavailable(name string) *mcp.CallToolResult {
 	widgetID, action, ok := SplitName(c.b.opts.Namespace, name)
 	if !ok {
 		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
@@ -620,7 +648,7 @@ func (c *conn) unavailable(name string) *mcp.CallToolResult {
 // isReadAction reports whether the widget widgetID of the current tree
 // declares action read-only (ui.ToolSpec.ReadOnly), whatever its name.
 // Anything else, a tool the tree does not offer included, is a write.
-func (c *conn) isReadAction(widgetID, action string) bool {
+func (c *sessionServer) isReadAction(widgetID, action string) bool {
 	name := c.b.opts.Namespace + "." + widgetID + "." + action
 	_, spec, err := c.resolveNow(name)
 	return err == nil && spec.ReadOnly
@@ -719,7 +747,7 @@ type toolError struct{ err error }
 
 func (e toolError) Error() string { return e.err.Error() }
 
-func (c *conn) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
+func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
 	name := r.Params.Name
 	ns := c.b.opts.Namespace
 	g := c.sess.Guard()

@@ -6,7 +6,7 @@ import "time"
 // clients and clients being opened).
 func HeldSlots(b *Bridge, id string) int {
 	b.mu.Lock()
-	c := b.conns[id]
+	c := b.servers[id]
 	b.mu.Unlock()
 	if c == nil {
 		return 0

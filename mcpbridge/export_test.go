@@ -9,7 +9,7 @@ var NewUnchecked = newBridge
 // open (an SSE stream, or a Streamable standalone GET).
 func OpenStreams(b *Bridge, id string) int {
 	b.mu.Lock()
-	c := b.conns[id]
+	c := b.servers[id]
 	b.mu.Unlock()
 	if c == nil {
 		return 0

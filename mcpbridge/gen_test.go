@@ -407,7 +407,7 @@ func shownModals(n ui.Node) int {
 }
 
 // allWidgetIDs lists the id of every widget of n in pre-order, hidden
-// modals' content included (what conn.go's widgetIDs gives the lens).
+// modals' content included (what watch.go's widgetIDs gives the lens).
 func allWidgetIDs(n ui.Node) []string {
 	var ids []string
 	for _, x := range allNodes(n) {

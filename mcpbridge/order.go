@@ -30,7 +30,7 @@ const MetaFocused = "focused"
 // Pages are cut by the SDK from the name order, so with more tools than
 // its page size (1000) the order holds within each page; a session
 // advertises at most MaxTools (about 15), one page.
-func (c *conn) order(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) order(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil || method != "tools/list" {

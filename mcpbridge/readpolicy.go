@@ -35,10 +35,10 @@ import (
 // A client that may not make that read gets the answer without that part
 // and a "withheld" object saying what was left out and why; the call
 // itself runs as the tool policy decides. Tool answers pass through
-// [conn.withhold], resource content through [resources.content] with the
+// [sessionServer.withhold], resource content through [resources.content] with the
 // reader's [readView], and a subscription (whose updates are patches of
 // one content for every subscriber) needs every part readable when it is
-// made and again for every update ([resources.covers], [conn.withholdUpdates]).
+// made and again for every update ([resources.covers], [sessionServer.withholdUpdates]).
 
 // readToolsList governs tool names and descriptions.
 const readToolsList = "tools/list"
@@ -51,7 +51,7 @@ type readView struct {
 }
 
 // readViewOf is the view of the client that sent req.
-func (c *conn) readViewOf(req mcp.Request) *readView {
+func (c *sessionServer) readViewOf(req mcp.Request) *readView {
 	return &readView{gate: c.gate, actx: c.clientContext(req)}
 }
 
@@ -84,7 +84,7 @@ func withheldBecause(read string) string {
 // answerRead is the read that governs what a tool's answer carries, and
 // the fields of its answer that are the call's own outcome, never
 // withheld.
-func (c *conn) answerRead(tool string) (read string, outcome []string) {
+func (c *sessionServer) answerRead(tool string) (read string, outcome []string) {
 	switch tool {
 	case ToolSendKey:
 		return URIScreen, []string{"pressed"}
@@ -102,7 +102,7 @@ func (c *conn) answerRead(tool string) (read string, outcome []string) {
 // the read policy (see the table above): inside the gate, so a refused
 // call's denial passes as it is, and around every tool, session tools and
 // derived ones alike.
-func (c *conn) withhold(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) withhold(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil || method != "tools/call" {

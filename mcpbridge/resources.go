@@ -30,7 +30,7 @@ const (
 // resources serves a session's resources and pushes JSON Patch updates to
 // their subscribers.
 type resources struct {
-	c    *conn
+	c    *sessionServer
 	uris []string // every URI served, in listing order
 
 	mu   sync.Mutex                             // protects the following
@@ -44,7 +44,7 @@ type resState struct {
 	version uint64
 }
 
-func newResources(c *conn) *resources {
+func newResources(c *sessionServer) *resources {
 	return &resources{c: c, subs: map[string]map[*mcp.ServerSession]bool{}, last: map[string]*resState{}}
 }
 
@@ -101,7 +101,7 @@ func (r *resources) content(uri string, snap dispatcher.Snapshot, v *readView) (
 
 // project runs the app projection name, turning a panic into an error
 // value (counted, and logged once per session and projection).
-func (c *conn) project(name string, f func(ui.Model) any, m ui.Model) any {
+func (c *sessionServer) project(name string, f func(ui.Model) any, m ui.Model) any {
 	v, err := guard.Call(c.sess.Guard(), metrics.HookProjection, name, func() any { return f(m) })
 	if err != nil {
 		return map[string]any{"error": "projection failed"}
@@ -140,7 +140,7 @@ func (r *resources) covers(uri string) []string {
 	return out
 }
 
-func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+func (c *sessionServer) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	r := c.res
 	uri := req.Params.URI
 	if !r.served(uri) {
@@ -172,7 +172,7 @@ func (c *conn) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	return nil
 }
 
-func (c *conn) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+func (c *sessionServer) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
 	c.res.drop(req.Session, req.Params.URI)
 	return nil
 }
@@ -326,7 +326,7 @@ func nodeJSON(g guard.Scope, n ui.Node) any {
 // for a client that may no longer read every part of it (the gate's
 // Sending checks the resource itself): a context subscriber that may not
 // read the tree, say, gets no patch of the widgets' state.
-func (c *conn) withholdUpdates(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *sessionServer) withholdUpdates(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "notifications/resources/updated" {
 			return next(ctx, method, req)
@@ -358,7 +358,7 @@ func orEmpty[T any](s []T) []T {
 // read it (nil: whole): the parts that are other resources' content (see
 // readpolicy.go) only when v may read those, each part left out named in
 // "withheld".
-func (c *conn) contextTree(snap dispatcher.Snapshot, v *readView) map[string]any {
+func (c *sessionServer) contextTree(snap dispatcher.Snapshot, v *readView) map[string]any {
 	c.mu.Lock()
 	advertised := slices.Clone(c.advertised)
 	synced := c.synced

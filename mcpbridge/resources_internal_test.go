@@ -47,7 +47,7 @@ func TestSubscriptionsBelongToClients(t *testing.T) {
 		mgr.Close()
 	})
 	subscribed := func(uri string) int {
-		c := b.conn(se)
+		c := b.sessionServer(se)
 		c.res.mu.Lock()
 		defer c.res.mu.Unlock()
 		return len(c.res.subs[uri])
@@ -88,9 +88,9 @@ func TestSubscriptionsBelongToClients(t *testing.T) {
 	// A client that leaves without unsubscribing takes its subscriptions.
 	_ = a.Close()
 	testkit.Eventually(t, 5*time.Second, func() bool { return subscribed(uri) == 0 }, "a closed client's subscription is still diffed")
-	b.conn(se).res.mu.Lock()
-	_, kept := b.conn(se).res.last[uri]
-	b.conn(se).res.mu.Unlock()
+	b.sessionServer(se).res.mu.Lock()
+	_, kept := b.sessionServer(se).res.last[uri]
+	b.sessionServer(se).res.mu.Unlock()
 	if kept {
 		t.Fatal("the last content of a resource nobody follows is kept")
 	}

@@ -227,7 +227,7 @@ func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.Too
 
 // scanned is a tree scanned once, with the reach of its open modal and the
 // tools of its self-contained widgets asked for so far: a session's calls
-// and its watcher share one per snapshot (conn.scannedAt) instead of
+// and its watcher share one per snapshot (sessionServer.scannedAt) instead of
 // walking the tree and asking widgets for their tools several times a
 // call. Safe for concurrent use; what it hands out is shared, read only.
 type scanned struct {

@@ -17,7 +17,7 @@ import (
 )
 
 // addSessionTools registers the tools every session has.
-func (c *conn) addSessionTools() {
+func (c *sessionServer) addSessionTools() {
 	c.server.AddTool(&mcp.Tool{
 		Name:        ToolScreenshot,
 		Description: "Return the screen text exactly as the human's terminal shows it now.",
@@ -53,7 +53,7 @@ const screenWait = 250 * time.Millisecond
 // screen returns the screen as plain text: the primary terminal's frame,
 // once it shows the model as it is now (or after screenWait), or the tree
 // rendered at 80x24 when no terminal has drawn.
-func (c *conn) screen() string {
+func (c *sessionServer) screen() string {
 	want := c.sess.Dispatcher.Snapshot().Version
 	deadline := time.Now().Add(screenWait)
 	for {
@@ -79,14 +79,14 @@ func (c *conn) screen() string {
 
 // screenshot returns the screen resource's content: the tool policy lets
 // an agent call it, and the read policy must let it read the screen.
-func (c *conn) screenshot(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *sessionServer) screenshot(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if err := c.gate.MayRead(URIScreen, c.clientContext(req)); err != nil {
 		return DenialResult(ToolScreenshot, authz.Deny("the read policy does not allow reading "+URIScreen)), nil
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.screen()}}}, nil
 }
 
-func (c *conn) sendKey(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *sessionServer) sendKey(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := decodeArgs(req.Params.Arguments)
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil
@@ -119,7 +119,7 @@ func (c *conn) sendKey(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	return jsonResult(map[string]any{"pressed": len(keys), "screen": screen}), nil
 }
 
-func (c *conn) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *sessionServer) discover(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args, err := decodeArgs(req.Params.Arguments)
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil

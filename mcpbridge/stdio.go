@@ -43,7 +43,7 @@ func (b *Bridge) ServeTransport(ctx context.Context, sessionID string, t mcp.Tra
 	if !ok {
 		return ErrNoSession
 	}
-	c := b.conn(se)
+	c := b.sessionServer(se)
 	if c == nil {
 		return ErrNoSession
 	}

@@ -19,7 +19,7 @@ const (
 )
 
 // highlightDoneMsg ends a highlight whose time is up.
-type highlightDoneMsg struct{}
+type highlightDoneMsg struct{ gen uint64 }
 
 // agentActivity notices a new agent action: it highlights the widget for
 // a second and puts the action in the status bar.
@@ -53,27 +53,19 @@ func (m *Model) agentActivity() tea.Cmd {
 // highlightTick is the tick that ends the highlight at highlightUntil, or
 // nil if one is pending.
 func (m *Model) highlightTick() tea.Cmd {
-	if m.highlightTicking {
-		return nil
-	}
-	m.highlightTicking = true
-	return tea.Tick(max(time.Until(m.highlightUntil), 0), func(time.Time) tea.Msg { return highlightDoneMsg{} })
+	return m.highlightTimer.arm(max(time.Until(m.highlightUntil), 0), func(gen uint64) tea.Msg { return highlightDoneMsg{gen} })
 }
 
 // noticeTick is the tick that ends the agent notice (AgentNoticeFor after
 // the last action), or nil if one is pending.
 func (m *Model) noticeTick() tea.Cmd {
-	if m.noticeTicking {
-		return nil
-	}
-	m.noticeTicking = true
 	// Just past the end: agentNotice counts the very end as shown.
 	wait := time.Until(m.lastAgent.At.Add(AgentNoticeFor)) + time.Millisecond
-	return tea.Tick(max(wait, 0), func(time.Time) tea.Msg { return noticeDoneMsg{} })
+	return m.noticeTimer.arm(max(wait, 0), func(gen uint64) tea.Msg { return noticeDoneMsg{gen} })
 }
 
 // noticeDoneMsg redraws the status bar once an agent notice has expired.
-type noticeDoneMsg struct{}
+type noticeDoneMsg struct{ gen uint64 }
 
 // agentNotice is the status bar's words for the agent's last action, if
 // recent.
@@ -128,7 +120,7 @@ type ageMsg struct{ gen uint64 }
 // one when presence changed since (an agent acted: its "now" becomes
 // "1s ago" a second later, not at the next minute).
 func (m *Model) tickAges() tea.Cmd {
-	if m.ageTicking && !m.agesMoved {
+	if m.ageTimer.pending && !m.agesMoved {
 		return nil
 	}
 	m.agesMoved = false
@@ -154,13 +146,11 @@ func (m *Model) tickAges() tea.Cmd {
 		return nil
 	}
 	due := now.Add(wait)
-	if m.ageTicking && !due.Before(m.ageDue) {
+	if m.ageTimer.pending && !due.Before(m.ageDue) {
 		return nil
 	}
-	m.ageTicking, m.ageDue = true, due
-	m.ageGen++
-	gen := m.ageGen
-	return tea.Tick(wait+10*time.Millisecond, func(time.Time) tea.Msg { return ageMsg{gen} })
+	m.ageDue = due
+	return m.ageTimer.rearm(wait+10*time.Millisecond, func(gen uint64) tea.Msg { return ageMsg{gen} })
 }
 
 // lastActed is an agent's last action as a short age: "now", "12s ago",

@@ -26,8 +26,8 @@ func TestAgentActionsShareTheirTimers(t *testing.T) {
 		s.Record(session.Action{Origin: "agent:a", Agent: true, Widget: "name", Action: "type_into", Summary: "typed into Name", Outcome: outcome})
 	}
 	act("ok")
-	if m.agentActivity() == nil || !m.highlightTicking || !m.noticeTicking {
-		t.Fatalf("the first action started no timers (highlight %v, notice %v)", m.highlightTicking, m.noticeTicking)
+	if m.agentActivity() == nil || !m.highlightTimer.pending || !m.noticeTimer.pending {
+		t.Fatalf("the first action started no timers (highlight %v, notice %v)", m.highlightTimer.pending, m.noticeTimer.pending)
 	}
 	if m.highlight != "name" {
 		t.Fatalf("highlight %q, want the widget acted on", m.highlight)
@@ -46,16 +46,16 @@ func TestAgentActionsShareTheirTimers(t *testing.T) {
 
 	// A tick due at the first end arrives: the highlight and the notice
 	// stay, and each waits for its new end with one tick.
-	m.Update(highlightDoneMsg{})
-	m.Update(noticeDoneMsg{})
-	if m.highlight != "name" || !m.highlightTicking {
-		t.Fatalf("an early tick ended the highlight (%q) or left no tick for its end (%v)", m.highlight, m.highlightTicking)
+	m.Update(highlightDoneMsg{m.highlightTimer.gen})
+	m.Update(noticeDoneMsg{m.noticeTimer.gen})
+	if m.highlight != "name" || !m.highlightTimer.pending {
+		t.Fatalf("an early tick ended the highlight (%q) or left no tick for its end (%v)", m.highlight, m.highlightTimer.pending)
 	}
-	if m.agentNotice() == "" || !m.noticeTicking {
-		t.Fatalf("an early tick ended the notice or left no tick for its end (%v)", m.noticeTicking)
+	if m.agentNotice() == "" || !m.noticeTimer.pending {
+		t.Fatalf("an early tick ended the notice or left no tick for its end (%v)", m.noticeTimer.pending)
 	}
 	// The re-armed tick waits for the rest, not a whole period.
-	m.highlightTicking, m.highlightUntil = false, time.Now().Add(30*time.Millisecond)
+	m.highlightTimer.pending, m.highlightUntil = false, time.Now().Add(30*time.Millisecond)
 	start := time.Now()
 	if _, ok := m.highlightTick()().(highlightDoneMsg); !ok {
 		t.Fatal("the highlight tick delivers no highlightDoneMsg")
@@ -66,19 +66,19 @@ func TestAgentActionsShareTheirTimers(t *testing.T) {
 
 	// Their times are up: the tick ends each, and nothing is pending.
 	m.highlightUntil = time.Now().Add(-time.Millisecond)
-	m.Update(highlightDoneMsg{})
-	if m.highlight != "" || m.highlightTicking {
-		t.Fatalf("after its time the highlight is %q (ticking %v), want gone", m.highlight, m.highlightTicking)
+	m.Update(highlightDoneMsg{m.highlightTimer.gen})
+	if m.highlight != "" || m.highlightTimer.pending {
+		t.Fatalf("after its time the highlight is %q (ticking %v), want gone", m.highlight, m.highlightTimer.pending)
 	}
 	m.lastAgent.At = time.Now().Add(-AgentNoticeFor - time.Second)
-	m.Update(noticeDoneMsg{})
-	if m.agentNotice() != "" || m.noticeTicking {
-		t.Fatalf("after its time the notice is %q (ticking %v), want gone", m.agentNotice(), m.noticeTicking)
+	m.Update(noticeDoneMsg{m.noticeTimer.gen})
+	if m.agentNotice() != "" || m.noticeTimer.pending {
+		t.Fatalf("after its time the notice is %q (ticking %v), want gone", m.agentNotice(), m.noticeTimer.pending)
 	}
 
 	// The next action starts one of each again.
 	act("ok")
-	if m.agentActivity() == nil || !m.highlightTicking || !m.noticeTicking {
+	if m.agentActivity() == nil || !m.highlightTimer.pending || !m.noticeTimer.pending {
 		t.Fatal("an action after the timers ended started none")
 	}
 }
@@ -106,7 +106,7 @@ func TestAFrameForPresenceDrawnMeanwhileIsNotComposed(t *testing.T) {
 
 		// Presence, then the call's snapshot drawn at once.
 		m.Update(presenceMsg{})
-		if !m.pending {
+		if !m.frameTimer.pending {
 			t.Fatal("a presence change scheduled no frame")
 		}
 		call("one")
@@ -116,7 +116,7 @@ func TestAFrameForPresenceDrawnMeanwhileIsNotComposed(t *testing.T) {
 			t.Fatalf("the snapshot was not drawn at once:\n%s", ew.em.String())
 		}
 		time.Sleep(FrameInterval)
-		m.Update(frameMsg{})
+		m.Update(frameMsg{m.frameTimer.gen}) // the scheduled frame
 		if m.lastDraw != drawn {
 			t.Fatal("the scheduled frame was composed though everything it was for was drawn")
 		}
@@ -125,7 +125,7 @@ func TestAFrameForPresenceDrawnMeanwhileIsNotComposed(t *testing.T) {
 		time.Sleep(2 * FrameInterval)
 		m.Update(presenceMsg{})
 		time.Sleep(FrameInterval)
-		m.Update(frameMsg{})
+		m.Update(frameMsg{m.frameTimer.gen}) // the scheduled frame
 		if m.lastDraw == drawn {
 			t.Fatal("a presence change with nothing drawn after it was not drawn")
 		}
@@ -138,7 +138,7 @@ func TestAFrameForPresenceDrawnMeanwhileIsNotComposed(t *testing.T) {
 			t.Fatal("a snapshot right after a frame was drawn at once")
 		}
 		time.Sleep(FrameInterval)
-		m.Update(frameMsg{})
+		m.Update(frameMsg{m.frameTimer.gen}) // the scheduled frame
 		if !strings.Contains(ew.em.String(), "two") {
 			t.Fatalf("the deferred snapshot was not drawn by its frame:\n%s", ew.em.String())
 		}

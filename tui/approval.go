@@ -154,7 +154,7 @@ func (m *Model) refuseAll() {
 }
 
 // armedMsg redraws a prompt whose answer keys have become active.
-type armedMsg struct{}
+type armedMsg struct{ gen uint64 }
 
 // arm starts the arming delay of the prompt on top when it is new there
 // (it arrived, or the one before it was answered or withdrawn).
@@ -178,15 +178,14 @@ func (m *Model) armed() bool {
 // tickArming schedules a redraw for when the prompt on top is armed, so
 // that its key hints light up; one at a time.
 func (m *Model) tickArming() tea.Cmd {
-	if m.armTicking || len(m.approvals) == 0 {
+	if m.armTimer.pending || len(m.approvals) == 0 {
 		return nil
 	}
 	wait := m.armedAt.Sub(m.opts.Now())
 	if wait <= 0 {
 		return nil
 	}
-	m.armTicking = true
-	return tea.Tick(wait, func(time.Time) tea.Msg { return armedMsg{} })
+	return m.armTimer.arm(wait, func(gen uint64) tea.Msg { return armedMsg{gen} })
 }
 
 // ArmingNote is the line a prompt shows while it ignores answer keys.
@@ -261,12 +260,12 @@ func secondsLeft(d time.Time) string {
 }
 
 // countdownMsg redraws an open prompt's countdown.
-type countdownMsg struct{}
+type countdownMsg struct{ gen uint64 }
 
 // tickCountdown schedules the next countdown redraw while the prompt on
 // top has a deadline, at the next whole second before it; one at a time.
 func (m *Model) tickCountdown() tea.Cmd {
-	if m.ticking || len(m.approvals) == 0 {
+	if m.countdown.pending || len(m.approvals) == 0 {
 		return nil
 	}
 	d := m.approvals[0].deadline()
@@ -277,6 +276,5 @@ func (m *Model) tickCountdown() tea.Cmd {
 	if wait <= 0 {
 		wait = time.Second
 	}
-	m.ticking = true
-	return tea.Tick(wait, func(time.Time) tea.Msg { return countdownMsg{} })
+	return m.countdown.arm(wait, func(gen uint64) tea.Msg { return countdownMsg{gen} })
 }

@@ -54,7 +54,7 @@ func TestPromptArming(t *testing.T) {
 	}
 	// Armed: the note goes and the next key answers.
 	now = now.Add(100 * time.Millisecond)
-	m.Update(armedMsg{})
+	m.Update(armedMsg{m.armTimer.gen}) // the scheduled tick
 	if scr := screenText(m); strings.Contains(scr, ArmingNote) {
 		t.Fatalf("the armed prompt still says its keys are not active:\n%s", scr)
 	}
@@ -102,9 +102,9 @@ func TestPromptArming(t *testing.T) {
 	}
 
 	// An arming tick is scheduled for the redraw, one at a time.
-	m.armTicking = false
+	m.armTimer.pending = false
 	m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: "r3", Agent: "bot", Tool: "t"}, Reply: make(chan session.Approval, 1)})
-	if !m.armTicking {
+	if !m.armTimer.pending {
 		t.Fatal("no redraw scheduled for when the prompt arms")
 	}
 }

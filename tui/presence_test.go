@@ -107,12 +107,12 @@ func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 			t.Fatalf("the first age change was redrawn after %s, want 1.01s (\"now\" becomes \"1s ago\")", d)
 		}
 		m.Update(msg)
-		if m.ageTicking != true {
+		if m.ageTimer.pending != true {
 			t.Fatal("no next age tick after one was delivered")
 		}
 		// 90s after it acted, the age reads "1m ago" until the next minute.
 		time.Sleep(90*time.Second - time.Since(start))
-		m.ageTicking = false
+		m.ageTimer.pending = false
 		start = time.Now()
 		if _, ok := m.tickAges()().(ageMsg); !ok {
 			t.Fatal("the tick does not deliver an ageMsg")
@@ -157,11 +157,11 @@ func TestAgentAgeRedrawnAfterItActs(t *testing.T) {
 		if !strings.Contains(lastLine(m), "claude-code · 1s") {
 			t.Fatalf("status bar %q a second after the agent acted", lastLine(m))
 		}
-		if !m.ageTicking || m.tickAges() != nil {
+		if !m.ageTimer.pending || m.tickAges() != nil {
 			t.Fatal("no single next age tick after one was delivered")
 		}
 		m.Update(long()) // stale
-		if !m.ageTicking || m.tickAges() != nil {
+		if !m.ageTimer.pending || m.tickAges() != nil {
 			t.Fatal("the replaced tick started another series")
 		}
 	})

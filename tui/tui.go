@@ -128,7 +128,9 @@ func clampSize(w, h int) (int, int) {
 }
 
 // frameMsg asks for the frame deferred by the rate limit.
-type frameMsg struct{}
+type frameMsg struct{ gen uint64 }
+
+func newFrameMsg(gen uint64) tea.Msg { return frameMsg{gen} }
 
 // presenceMsg says who is attached, or when they last acted, changed.
 type presenceMsg struct{}
@@ -169,14 +171,13 @@ type Model struct {
 	scr        *screen              // nil when Options.Output is nil
 	profile    colorprofile.Profile // what the terminal shows now (term.go)
 	lastDraw   time.Time
-	pending    bool          // a frameMsg is scheduled
+	frameTimer timer         // the deferred frame (frameMsg)
 	changed    bool          // a message since the last frame drawn may change the screen
-	ticking    bool          // a countdownMsg is scheduled
-	ageTicking bool          // an ageMsg is scheduled
+	countdown  timer         // the prompt's countdown redraw (countdownMsg)
+	ageTimer   timer         // the agents' ages redraw (ageMsg)
 	ageDue     time.Time     // when the scheduled ageMsg comes
-	ageGen     uint64        // the scheduled ageMsg's; an older one is stale
 	agesMoved  bool          // presence changed since: an age may change sooner
-	armTicking bool          // an armedMsg is scheduled
+	armTimer   timer         // the prompt's arming redraw (armedMsg)
 	armedSeq   uint64        // the prompt the arming below is for
 	armedAt    time.Time     // when the prompt on top takes answer keys
 	promptSeq  uint64        // numbers prompts as they come
@@ -185,14 +186,14 @@ type Model struct {
 	hover      string        // widget under the mouse
 	approvals  []pendingApproval
 	highlight  string // widget an agent just acted on
-	// highlightUntil is when the highlight ends; highlightTicking and
-	// noticeTicking say a highlightDoneMsg, a noticeDoneMsg is scheduled.
-	highlightUntil   time.Time
-	highlightTicking bool
-	noticeTicking    bool
-	lastAgent        session.Action
-	seenAgentSeq     uint64
-	showLog          bool
+	// highlightUntil is when the highlight ends; highlightTimer and
+	// noticeTimer schedule the highlightDoneMsg, the noticeDoneMsg.
+	highlightUntil time.Time
+	highlightTimer timer
+	noticeTimer    timer
+	lastAgent      session.Action
+	seenAgentSeq   uint64
+	showLog        bool
 
 	// wakeMu protects send and wakePending (see SetSend).
 	wakeMu      sync.Mutex
@@ -428,19 +429,19 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity()) // a refused call is news too
 		m.changed = true
 		m.agesMoved = true
-		if !m.pending {
-			m.pending = true
-			return m, tea.Batch(cmd, tea.Tick(FrameInterval, func(time.Time) tea.Msg { return frameMsg{} }))
-		}
-		return m, cmd
+		return m, tea.Batch(cmd, m.frameTimer.arm(FrameInterval, newFrameMsg))
 	case highlightDoneMsg:
-		m.highlightTicking = false
+		if !m.highlightTimer.fire(msg.gen) {
+			return m, nil
+		}
 		if time.Now().Before(m.highlightUntil) {
 			return m, m.highlightTick() // an action since moved the end
 		}
 		m.highlight = ""
 	case noticeDoneMsg:
-		m.noticeTicking = false
+		if !m.noticeTimer.fire(msg.gen) {
+			return m, nil
+		}
 		if m.agentNotice() != "" {
 			return m, m.noticeTick() // an action since moved the end
 		}
@@ -456,21 +457,23 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.waitSnapshot()
 	case frameMsg:
-		m.pending = false
-		if !m.changed {
+		if !m.frameTimer.fire(msg.gen) || !m.changed {
 			// What it was scheduled to draw was drawn since (an agent's
 			// presence, then the snapshot of its call): no frame to
 			// compose.
 			return m, nil
 		}
 	case countdownMsg:
-		m.ticking = false
-	case ageMsg:
-		if msg.gen == m.ageGen {
-			m.ageTicking = false
+		if !m.countdown.fire(msg.gen) {
+			return m, nil
 		}
+	case ageMsg:
+		// A stale one redraws too, as it always did.
+		m.ageTimer.fire(msg.gen)
 	case armedMsg:
-		m.armTicking = false
+		if !m.armTimer.fire(msg.gen) {
+			return m, nil
+		}
 	case tea.WindowSizeMsg:
 		m.width, m.height = clampSize(msg.Width, msg.Height)
 		if m.scr != nil {
@@ -573,11 +576,7 @@ func (m *Model) redraw() tea.Cmd {
 	}
 	if wait := FrameInterval - time.Since(m.lastDraw); wait > 0 {
 		m.publishAttention()
-		if m.pending {
-			return nil
-		}
-		m.pending = true
-		return tea.Tick(wait, func(time.Time) tea.Msg { return frameMsg{} })
+		return m.frameTimer.arm(wait, newFrameMsg)
 	}
 	m.lastDraw = time.Now()
 	frame := m.Frame()

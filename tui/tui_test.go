@@ -518,23 +518,23 @@ func TestApprovalPrompt(t *testing.T) {
 		// The countdown is redrawn every second while a prompt is open.
 		reply = make(chan session.Approval, 1)
 		m.Update(ApprovalMsg{Req: session.ApprovalRequest{ID: "r5", Agent: "bot", Tool: "test.go.click", Deadline: time.Now().Add(2300 * time.Millisecond)}, Reply: reply})
-		if !m.ticking || !strings.Contains(screenText(m), "denied in 3 s") {
-			t.Fatalf("countdown not started (ticking %v):\n%s", m.ticking, screenText(m))
+		if !m.countdown.pending || !strings.Contains(screenText(m), "denied in 3 s") {
+			t.Fatalf("countdown not started (ticking %v):\n%s", m.countdown.pending, screenText(m))
 		}
-		m.ticking = false
+		m.countdown.pending = false
 		tick := m.tickCountdown()
 		start := time.Now()
 		m.Update(tick())
 		if d := time.Since(start); d != 300*time.Millisecond {
 			t.Fatalf("the countdown ticked after %v, want 300ms (when 2.3s left becomes 2s)", d)
 		}
-		if !strings.Contains(screenText(m), "denied in 2 s") || !m.ticking {
-			t.Fatalf("countdown not redrawn a second later (ticking %v):\n%s", m.ticking, screenText(m))
+		if !strings.Contains(screenText(m), "denied in 2 s") || !m.countdown.pending {
+			t.Fatalf("countdown not redrawn a second later (ticking %v):\n%s", m.countdown.pending, screenText(m))
 		}
 		m.Update(key("d"))
 		<-reply
-		m.Update(countdownMsg{})
-		if m.ticking {
+		m.Update(countdownMsg{m.countdown.gen}) // the tick pending when the prompt went
+		if m.countdown.pending {
 			t.Fatal("countdown still ticking with no prompt open")
 		}
 		// Prompts left open when the terminal closes are refused.
@@ -763,7 +763,7 @@ func TestAFocusMoveWakesWatchersOnce(t *testing.T) {
 			m.lastDraw = time.Now()
 			before := wakes.Load()
 			m.Update(key("tab"))
-			if !m.pending {
+			if !m.frameTimer.pending {
 				t.Fatal("a key right after a frame was drawn at once")
 			}
 			if got := wakes.Load() - before; got != 1 {

@@ -196,6 +196,7 @@ func settle(t *testing.T, srv *testServer, rs []*racer) (admitted []*racer) {
 // at most the caps' worth of logins stay, and once everyone has gone
 // every slot is back (a new login is let in).
 func TestCapsSSHConnectionsUnderConcurrentDials(t *testing.T) {
+	testkit.EndToEnd(t) // here: its racers dial SSH on goroutines of their own
 	t.Parallel()
 	for _, tc := range []struct {
 		name             string
@@ -279,6 +280,7 @@ func matchesAny(s, parts string) bool {
 // (sampled while they race), exactly 3 stay, the others are told the
 // cap; once they leave the owner's slots are back.
 func TestCapsSessionsPerOwnerUnderConcurrentLogins(t *testing.T) {
+	testkit.EndToEnd(t) // here: its racers dial SSH on goroutines of their own
 	t.Parallel()
 	const limit, racers = 3, 16
 	srv := startServer(t, server.Options{Limits: server.Limits{MaxSessionsPerUser: limit}})

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
+	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
@@ -577,4 +579,41 @@ func (c *sessionServer) trackStream(r *http.Request) func() {
 // shown no sign of life since: no stream, nothing in flight, no request.
 func (c *sessionServer) departed(cl *client) bool {
 	return cl.streams.Load() == 0 && cl.inFlight.Load() == 0 && cl.lastActive.Load() <= cl.streamLost.Load()
+}
+
+// initialized records an agent's presence (if initialize did not).
+func (c *sessionServer) initialized(ctx context.Context, req *mcp.InitializedRequest) {
+	c.attach(ctx, req.Session, req)
+}
+
+// clientName is "<name> <version>" from the client's initialize, or
+// "agent" when it gave none.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return "agent"
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return "agent"
+	}
+	// Whole escape sequences go, not only their ESC: the name is drawn.
+	name := strings.TrimSpace(safetext.Clean(p.ClientInfo.Name, 64))
+	if name == "" {
+		return "agent"
+	}
+	if v := safetext.Clean(p.ClientInfo.Version, 32); v != "" {
+		name += " " + v
+	}
+	return name
+}
+
+// InitializedSessions counts the initialized client sessions of server.
+func InitializedSessions(server *mcp.Server) int {
+	n := 0
+	for ss := range server.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
+	}
+	return n
 }

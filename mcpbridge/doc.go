@@ -23,4 +23,34 @@
 // classified or refused, the read policy on every path to resource
 // content, tool answers and the context's parts included (readpolicy.go).
 // [DenialResult] is the tool seam's refusal, for /mcp's tools.
+//
+// # Files
+//
+// The [Bridge] (bridge.go) routes HTTP requests to one sessionServer per
+// session, the session's MCP server:
+//
+//   - session_server.go: the sessionServer type and its construction
+//     (newSessionServer: the SDK server, its middlewares in order, its
+//     transports) and close.
+//   - watch.go: the watcher, re-projecting the session on every change:
+//     deriving the tools of a snapshot (derivation), the focus lens and its
+//     memo (lensMemo), the registered tool set.
+//   - calls.go: a tools/call from the first middleware (meter) to the
+//     answer: callDerived, arguments
+//     decoded once (argsOf), the activity log.
+//   - errors.go: the ErrKind* error kinds, errorResult and the tool results
+//     that refuse or fail (notSaved, providerFailed, DenialResult), the
+//     protocol error of a refused read (readDenied), and the lookup errors
+//     (errNoTool, shadowedError).
+//   - session_tools.go: raxol_screenshot, raxol_send_key, discover_tools.
+//   - authorize.go, gate.go, readpolicy.go: the authorization gate, tool
+//     approval by the human, and the read policy.
+//   - clients.go, slots.go, order.go, resources.go, stdio.go: attached
+//     clients and presence, MaxClients, tools/list order, resources and
+//     their updates, stdio transports.
+//   - scan.go, derive.go, resolve.go: a tree scanned once per snapshot, the
+//     tools derived from it ([Derive]), a tool name resolved in it ([Lookup]).
+//   - names.go and clean.go: tool names ([SplitName], the id and action
+//     alphabets) and sanitising of what app code hands to agents ([Clean],
+//     schemas); schema.go and schema_fast.go validate arguments.
 package mcpbridge

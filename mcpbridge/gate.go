@@ -2,7 +2,9 @@ package mcpbridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -198,4 +200,31 @@ func (g *Gate) Sending(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// requestParams is req's params as plain data, for a read policy.
+func requestParams(req mcp.Request) map[string]any {
+	b, err := json.Marshal(req.GetParams())
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// filterTools returns res with only the tools keep accepts, marked
+// cacheScope "private", when it is a tools/list result, and res itself
+// otherwise. The server's own result and tools are never changed.
+func filterTools(res mcp.Result, keep func(name string) bool) mcp.Result {
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok {
+		return res
+	}
+	filtered := *lr
+	filtered.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool { return !keep(t.Name) })
+	// The list is this caller's (its policy decided it): no intermediary
+	// may serve it to another.
+	filtered.CacheScope = "private"
+	return &filtered
 }

@@ -1,11 +1,10 @@
 package mcpbridge
 
 import (
-	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -99,132 +98,6 @@ func first(es []entry, id string) int {
 	return -1
 }
 
-// derive is Derive with the app's code run in g. A widget behind an open
-// modal (shadowed) derives nothing: agents can do only what the human can
-// reach. A widget whose Tools panics derives nothing either.
-func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Derived {
-	return deriveCached(g, namespace, tree, warn, nil)
-}
-
-// deriveCache keeps, for a session's watcher, the tools each
-// self-contained widget (ui.SelfContained) derived from the last tree:
-// agents change one widget at a time, and the others' tools are the same.
-// The tools it hands out are shared: read them, never change them. It is
-// not safe for concurrent use.
-type deriveCache struct {
-	prev, cur map[string]derivedWidget
-}
-
-type derivedWidget struct {
-	w     ui.Widget
-	tools []Derived
-}
-
-// deriveCached is derive, with the tools of self-contained widgets equal
-// to the last tree's taken from c (nil: none).
-func deriveCached(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc, c *deriveCache) []Derived {
-	return deriveIn(g, namespace, newScanned(g, 0, tree), warn, c)
-}
-
-// deriveIn is deriveCached in a scanned tree.
-func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *deriveCache) []Derived {
-	if c != nil {
-		// The map of the derivation before last is emptied and used again.
-		spare := c.prev
-		if spare == nil {
-			spare = make(map[string]derivedWidget, len(c.cur))
-		}
-		clear(spare)
-		c.prev, c.cur = c.cur, spare
-	}
-	if warn == nil {
-		warn = func(string, ...any) {}
-	}
-	es, rc := s.es, s.rc
-	var out []Derived
-	seen := map[string]bool{}
-	for i, e := range es {
-		// Every widget claims its id, whether or not it offers tools: the
-		// first widget with an id is the one Lookup (and ui.Find) resolve
-		// it to, so a later tool provider with the same id must derive
-		// nothing, or its tools would be advertised but not callable.
-		if e.widget == nil {
-			continue
-		}
-		tp, isProvider := e.node.(ui.ToolProvider)
-		id := e.id
-		switch {
-		case !widgetIDRe.MatchString(id):
-			if isProvider {
-				warn("widget id is not 1-64 of [A-Za-z0-9_-]; it derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", e.node))
-			}
-			continue
-		case seen[id]:
-			warn("widget id appears twice in the tree; the second derives no tools", "widget_id", id, "type", fmt.Sprintf("%T", e.node))
-			continue
-		}
-		seen[id] = true
-		if !isProvider || !rc.covers(i) {
-			continue
-		}
-		if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(e.node) }); err != nil || ex {
-			continue
-		}
-		self := c != nil && ui.SelfContained(e.widget)
-		if self {
-			if d, ok := c.prev[id]; ok && ui.SameWidget(d.w, e.widget) {
-				out = append(out, d.tools...)
-				c.cur[id] = d
-				continue
-			}
-		}
-		specs, err := s.toolsAt(g, i, id, tp)
-		if err != nil {
-			continue
-		}
-		first := len(out)
-		for _, spec := range specs {
-			if !actionRe.MatchString(spec.Action) {
-				warn("action name is not a lowercase letter followed by up to 31 of [a-z0-9_]; it derives no tool", "widget_id", id, "action", spec.Action)
-				continue
-			}
-			wt := fmt.Sprintf("%T", e.node)
-			out = append(out, Derived{
-				Name:        namespace + "." + id + "." + spec.Action,
-				WidgetID:    id,
-				Action:      spec.Action,
-				WidgetType:  wt,
-				Description: Clean(spec.Description),
-				Schema:      cleanSchema(spec.InputSchema), // a fresh copy: Derived shares nothing (TestLawPurity)
-				Sensitive:   spec.Annotations["sensitive"] == true,
-				Destructive: spec.Annotations["destructiveHint"] == true,
-				ReadOnly:    spec.ReadOnly,
-			})
-		}
-		if self {
-			c.cur[id] = derivedWidget{w: e.widget, tools: out[first:len(out):len(out)]}
-		}
-	}
-	return out
-}
-
-// errNoTool: the tree offers no such tool now.
-var errNoTool = errors.New("no such tool in the current view")
-
-// shadowedError: the tool's widget is behind the open modal.
-type shadowedError struct{ widget, modal string }
-
-func (e shadowedError) Error() string {
-	return fmt.Sprintf("widget %q is behind the open modal %q; dismiss or confirm the modal first", e.widget, e.modal)
-}
-
-// resolve is Lookup with the app's code run in g, saying why it found
-// nothing: errNoTool, a shadowedError, or a *guard.Panic when the widget's
-// Tools panicked.
-func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, error) {
-	return resolveIn(g, namespace, newScanned(g, 0, tree), name)
-}
-
 // scanned is a tree scanned once, with the reach of its open modal and the
 // tools of its self-contained widgets asked for so far: a session's calls
 // and its watcher share one per snapshot (sessionServer.scannedAt) instead of
@@ -272,39 +145,13 @@ func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) (
 	return specs, err
 }
 
-// resolveIn is resolve in a scanned tree.
-func resolveIn(g guard.Scope, namespace string, s *scanned, name string) (ui.ToolProvider, ui.ToolSpec, error) {
-	id, action, ok := SplitName(namespace, name)
-	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
-		return nil, ui.ToolSpec{}, errNoTool
+// scannedAt is snap's tree scanned, once per snapshot for the calls and
+// the watcher together.
+func (c *sessionServer) scannedAt(snap dispatcher.Snapshot) *scanned {
+	if s := c.scans.Load(); s != nil && s.version == snap.Version {
+		return s
 	}
-	es := s.es
-	i := first(es, id) // only the first widget with an id counts
-	if i < 0 {
-		return nil, ui.ToolSpec{}, errNoTool
-	}
-	tp, ok := es[i].node.(ui.ToolProvider)
-	if !ok {
-		return nil, ui.ToolSpec{}, errNoTool
-	}
-	if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(tp) }); err != nil || ex {
-		return nil, ui.ToolSpec{}, errNoTool
-	}
-	if rc := s.rc; !rc.covers(i) {
-		modal := rc.modal
-		if modal == "" {
-			modal = "overlay"
-		}
-		return nil, ui.ToolSpec{}, shadowedError{widget: id, modal: modal}
-	}
-	specs, err := s.toolsAt(g, i, id, tp)
-	if err != nil {
-		return nil, ui.ToolSpec{}, err
-	}
-	for _, spec := range specs {
-		if spec.Action == action {
-			return tp, spec, nil
-		}
-	}
-	return nil, ui.ToolSpec{}, errNoTool
+	s := newScanned(c.sess.Guard(), snap.Version, snap.Tree)
+	c.scans.Store(s)
+	return s
 }

@@ -16,6 +16,18 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// Session tools: always advertised, first.
+const (
+	ToolScreenshot = "raxol_screenshot"
+	ToolSendKey    = "raxol_send_key"
+	ToolDiscover   = "discover_tools"
+)
+
+// isSessionTool reports whether name is one of the session tools.
+func isSessionTool(name string) bool {
+	return name == ToolScreenshot || name == ToolSendKey || name == ToolDiscover
+}
+
 // addSessionTools registers the tools every session has.
 func (c *sessionServer) addSessionTools() {
 	c.server.AddTool(&mcp.Tool{

@@ -18,6 +18,23 @@ const (
 	AgentNoticeFor = 5 * time.Second
 )
 
+// agentCues is how this terminal shows what agents do: the widget an
+// agent just acted on highlighted, its action in the status bar, and the
+// agents' ages there.
+type agentCues struct {
+	lastAgent    session.Action // the last agent action seen
+	seenAgentSeq uint64         // its number in the session
+	highlight    string         // widget an agent just acted on
+	// highlightUntil is when the highlight ends; highlightTimer and
+	// noticeTimer schedule the highlightDoneMsg, the noticeDoneMsg.
+	highlightUntil time.Time
+	highlightTimer timer
+	noticeTimer    timer
+	ageTimer       timer     // the agents' ages redraw (ageMsg)
+	ageDue         time.Time // when the scheduled ageMsg comes
+	agesMoved      bool      // presence changed since: an age may change sooner
+}
+
 // highlightDoneMsg ends a highlight whose time is up.
 type highlightDoneMsg struct{ gen uint64 }
 

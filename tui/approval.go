@@ -36,6 +36,17 @@ type JoinMsg struct {
 	Reply chan<- session.JoinAnswer
 }
 
+// promptState is the prompts waiting for the human, the one on top
+// first, with its arming and countdown.
+type promptState struct {
+	approvals []pendingApproval
+	promptSeq uint64    // numbers prompts as they come
+	armedSeq  uint64    // the prompt the arming below is for
+	armedAt   time.Time // when the prompt on top takes answer keys
+	armTimer  timer     // the prompt's arming redraw (armedMsg)
+	countdown timer     // the prompt's countdown redraw (countdownMsg)
+}
+
 // pendingApproval is one prompt waiting for the human: an agent's call to
 // approve, or (join != nil) someone asking to join.
 type pendingApproval struct {

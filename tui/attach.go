@@ -10,6 +10,14 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// panelState says which panels are open between the app and the status
+// bar: the attach panel (ctrl+o, owner only) and the activity log
+// (ctrl+g).
+type panelState struct {
+	showAttach bool
+	showLog    bool
+}
+
 // AttachURLs returns the session's Streamable HTTP and SSE endpoint URLs.
 func AttachURLs(baseURL, sessionID string) (streamable, sse string) {
 	base := strings.TrimRight(baseURL, "/") + "/sessions/" + sessionID

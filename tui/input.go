@@ -15,6 +15,12 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// inputState is where this terminal's input goes.
+type inputState struct {
+	focus string // the focused widget
+	hover string // widget under the mouse
+}
+
 func (m *Model) agentKeys(msg AgentKeysMsg) error {
 	keys := make([]tea.KeyPressMsg, 0, len(msg.Keys))
 	for _, name := range msg.Keys {

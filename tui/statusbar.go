@@ -10,6 +10,16 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// statusState is the status bar: its notice and the last line drawn.
+type statusState struct {
+	notice string // one-line notice (NoticeMsg, a failed save)
+	// status is the last status bar drawn and what it was drawn from.
+	status struct {
+		key  statusKey
+		line string
+	}
+}
+
 // statusBar is the last line: what the session is, what agents did and may
 // do, who is here and the keys. Each part has a rank; when the line is too
 // narrow the least important parts are dropped first (an urgent part that

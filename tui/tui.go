@@ -145,11 +145,8 @@ type snapshotMsg struct{}
 // Model is the Bubble Tea model of one terminal. Create it with [New]; it
 // must be used by a single tea.Program.
 type Model struct {
-	// status is the last status bar drawn and what it was drawn from.
-	status struct {
-		key  statusKey
-		line string
-	}
+	// Fixed at creation (but opts.Primary, which SetPrimaryMsg changes on
+	// the program's goroutine).
 	sess   *session.Session
 	sub    *dispatcher.Subscription
 	opts   Options
@@ -160,40 +157,14 @@ type Model struct {
 	presence     <-chan struct{}
 	stopPresence func()
 
-	// Owned by the program's goroutine.
-	snap       dispatcher.Snapshot
-	width      int
-	height     int
-	focus      string
-	showAttach bool
-	notice     string
-	frame      ui.Frame             // last rendered app frame, for mouse hit tests
-	scr        *screen              // nil when Options.Output is nil
-	profile    colorprofile.Profile // what the terminal shows now (term.go)
-	lastDraw   time.Time
-	frameTimer timer         // the deferred frame (frameMsg)
-	changed    bool          // a message since the last frame drawn may change the screen
-	countdown  timer         // the prompt's countdown redraw (countdownMsg)
-	ageTimer   timer         // the agents' ages redraw (ageMsg)
-	ageDue     time.Time     // when the scheduled ageMsg comes
-	agesMoved  bool          // presence changed since: an age may change sooner
-	armTimer   timer         // the prompt's arming redraw (armedMsg)
-	armedSeq   uint64        // the prompt the arming below is for
-	armedAt    time.Time     // when the prompt on top takes answer keys
-	promptSeq  uint64        // numbers prompts as they come
-	idle       *time.Timer   // marks idleC once no frame was drawn for IdleRelease
-	idleC      chan struct{} // buffered 1
-	hover      string        // widget under the mouse
-	approvals  []pendingApproval
-	highlight  string // widget an agent just acted on
-	// highlightUntil is when the highlight ends; highlightTimer and
-	// noticeTimer schedule the highlightDoneMsg, the noticeDoneMsg.
-	highlightUntil time.Time
-	highlightTimer timer
-	noticeTimer    timer
-	lastAgent      session.Action
-	seenAgentSeq   uint64
-	showLog        bool
+	// Owned by the program's goroutine, grouped by what they serve.
+	snap        dispatcher.Snapshot // the tree drawn and that input is routed in
+	frameState                      // drawing the screen (below)
+	inputState                      // focus and hover (input.go)
+	statusState                     // the status bar (statusbar.go)
+	panelState                      // the attach panel and activity log (attach.go)
+	promptState                     // approvals and join requests (approval.go)
+	agentCues                       // what shows an agent's actions (activity.go)
 
 	// wakeMu protects send and wakePending (see SetSend).
 	wakeMu      sync.Mutex
@@ -204,6 +175,22 @@ type Model struct {
 	locals map[string]*ui.LocalState
 	// renderCache keeps the widgets drawn in the last frame (under mu).
 	renderCache ui.RenderCache
+}
+
+// frameState is what drawing the screen takes: its size, the last frame,
+// the frame rate limit and the idle release.
+type frameState struct {
+	width      int
+	height     int
+	frame      ui.Frame             // last rendered app frame, for mouse hit tests
+	scr        *screen              // nil when Options.Output is nil
+	profile    colorprofile.Profile // what the terminal shows now (term.go)
+	lastDraw   time.Time
+	changed    bool  // a message since the last frame drawn may change the screen
+	frameTimer timer // the deferred frame (frameMsg)
+	// idle is not a timer: it is reset on every frame drawn (armIdle).
+	idle  *time.Timer   // marks idleC once no frame was drawn for IdleRelease
+	idleC chan struct{} // buffered 1
 }
 
 // defaultTheme is the theme of every terminal given none: read only, so
@@ -220,14 +207,12 @@ func New(sess *session.Session, opts Options) *Model {
 		opts.Theme = defaultTheme
 	}
 	m := &Model{
-		sess:    sess,
-		opts:    opts,
-		origin:  dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal, ID: opts.TerminalID},
-		done:    make(chan struct{}),
-		profile: opts.ColorProfile,
-		width:   80,
-		height:  24,
-		locals:  make(map[string]*ui.LocalState),
+		sess:       sess,
+		opts:       opts,
+		origin:     dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: opts.Terminal, ID: opts.TerminalID},
+		done:       make(chan struct{}),
+		frameState: frameState{profile: opts.ColorProfile, width: 80, height: 24},
+		locals:     make(map[string]*ui.LocalState),
 	}
 	if opts.Width > 0 && opts.Height > 0 {
 		m.width, m.height = clampSize(opts.Width, opts.Height)

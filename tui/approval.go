@@ -86,30 +86,20 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) bool {
 	if len(m.approvals) == 0 {
 		return false
 	}
-	if k.String() == "ctrl+c" {
+	if bindingOf(k) == bindQuit {
 		return false // leaving refuses everything (Close)
 	}
 	if !m.armed() {
 		return true // typed before the human could see the prompt: swallowed
 	}
 	if m.approvals[0].join != nil {
-		switch k.String() {
-		case "o":
-			m.answerJoin(session.JoinAsObserver)
-		case "r":
-			m.answerJoin(session.JoinAsDriver)
-		case "n", "esc":
-			m.answerJoin(session.JoinRefused)
+		if a, ok := joinKeys[k.String()]; ok {
+			m.answerJoin(a)
 		}
 		return true
 	}
-	switch k.String() {
-	case "a", "y":
-		m.answer(session.ApprovedOnce)
-	case "s":
-		m.answer(session.ApprovedForSession)
-	case "d", "n", "esc":
-		m.answer(session.Refused)
+	if a, ok := approvalKeys[k.String()]; ok {
+		m.answer(a)
 	}
 	return true // the prompt holds the keyboard while it is open
 }

@@ -28,7 +28,7 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 		if err != nil {
 			return err
 		}
-		if k.String() == "ctrl+c" {
+		if bindingOf(k) == bindQuit {
 			return fmt.Errorf("key %q is reserved to the human", name)
 		}
 		keys = append(keys, k)
@@ -41,10 +41,10 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 }
 
 func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
-	switch k.String() {
-	case "ctrl+c":
+	switch b := bindingOf(k); b {
+	case bindQuit:
 		return tea.Quit
-	case "ctrl+o":
+	case bindAttach:
 		if m.opts.Role == RoleOwner {
 			m.showAttach = !m.showAttach
 			// The panel shows the token: the session is saved first, so
@@ -54,13 +54,13 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			}
 		}
 		return nil
-	case "ctrl+g":
+	case bindLog:
 		m.showLog = !m.showLog
 		return nil
-	case "ctrl+p", "ctrl+f":
+	case bindPause, bindFocusOnly:
 		if m.opts.Role == RoleOwner && origin.Kind == dispatcher.OriginHuman {
 			c := m.sess.Control()
-			if k.String() == "ctrl+p" {
+			if b == bindPause {
 				c.Paused = !c.Paused
 			} else {
 				c.FocusOnly = !c.FocusOnly
@@ -72,7 +72,7 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			}
 		}
 		return nil
-	case "ctrl+r":
+	case bindRotateToken:
 		if m.showAttach && origin.Kind == dispatcher.OriginHuman {
 			// A new token: the old one stops working and the agents that
 			// used it are disconnected. RotateToken returns once the new
@@ -87,13 +87,13 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			}
 			return nil
 		}
-	case "tab":
+	case bindFocusNext:
 		m.moveFocus(false)
 		return nil
-	case "shift+tab":
+	case bindFocusPrev:
 		m.moveFocus(true)
 		return nil
-	case "esc":
+	case bindEscape:
 		// Esc always reaches an open modal, wherever focus is inside it.
 		if o, ok := ui.ActiveOverlay(m.snap.Tree); ok {
 			if w, ok := o.(ui.Widget); ok {

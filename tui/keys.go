@@ -5,7 +5,63 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
+
+// binding is what a key bound by the terminal does, before (or instead
+// of) the focused widget: see keyFrom for who may use each.
+type binding int
+
+const (
+	bindNone        binding = iota // the key goes to the focused widget
+	bindQuit                       // leave; never an agent's key
+	bindAttach                     // open or close the attach panel (owner)
+	bindLog                        // open or close the activity log
+	bindPause                      // pause agents or hand back (owner, human)
+	bindFocusOnly                  // agents may act on the focused widget only (owner, human)
+	bindRotateToken                // a new token, with the attach panel open (human)
+	bindFocusNext                  // focus the next widget
+	bindFocusPrev                  // focus the previous widget
+	bindEscape                     // to the open modal, wherever focus is in it
+)
+
+// bindings are the keys the terminal takes, by name (tea.KeyPressMsg's
+// String): one table for the input code (keyFrom, approvalKey,
+// agentKeys, the observer's keys).
+var bindings = map[string]binding{
+	"ctrl+c":    bindQuit,
+	"ctrl+o":    bindAttach,
+	"ctrl+g":    bindLog,
+	"ctrl+p":    bindPause,
+	"ctrl+f":    bindFocusOnly,
+	"ctrl+r":    bindRotateToken,
+	"tab":       bindFocusNext,
+	"shift+tab": bindFocusPrev,
+	"esc":       bindEscape,
+}
+
+// bindingOf is what k does in the terminal (bindNone: it goes to the
+// focused widget).
+func bindingOf(k tea.KeyPressMsg) binding { return bindings[k.String()] }
+
+// approvalKeys answer an agent's call waiting for approval.
+var approvalKeys = map[string]session.Approval{
+	"a":   session.ApprovedOnce,
+	"y":   session.ApprovedOnce,
+	"s":   session.ApprovedForSession,
+	"d":   session.Refused,
+	"n":   session.Refused,
+	"esc": session.Refused,
+}
+
+// joinKeys answer a request to join the session.
+var joinKeys = map[string]session.JoinAnswer{
+	"o":   session.JoinAsObserver,
+	"r":   session.JoinAsDriver,
+	"n":   session.JoinRefused,
+	"esc": session.JoinRefused,
+}
 
 // namedKeys are the key names an agent may press besides single
 // characters.

@@ -480,7 +480,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sess.Touch()
 		switch {
 		case m.opts.Role == RoleObserver:
-			if msg.String() == "ctrl+c" {
+			if bindingOf(msg) == bindQuit {
 				cmd = tea.Quit
 			}
 		case !m.approvalKey(msg):

@@ -194,14 +194,21 @@ func lastActed(at session.Attachment, now time.Time) string {
 	return age + " ago"
 }
 
+// pausedNote and focusOnlyNote are control's words, made once: the status
+// bar asks for them at every frame.
+var (
+	pausedNote    = "AGENTS PAUSED (" + keyFor(bindPause) + " hands back)"
+	focusOnlyNote = "agents: focused widget only (" + keyFor(bindFocusOnly) + ")"
+)
+
 // control is the status bar's word on what agents may do, if restricted.
 func (m *Model) control() string {
 	c := m.sess.Control()
 	switch {
 	case c.Paused:
-		return "AGENTS PAUSED (ctrl+p hands back)"
+		return pausedNote
 	case c.FocusOnly:
-		return "agents: focused widget only (ctrl+f)"
+		return focusOnlyNote
 	}
 	return ""
 }
@@ -210,7 +217,7 @@ func (m *Model) control() string {
 func (m *Model) activityPanel(height int) []string {
 	log := m.sess.Activity()
 	th := m.opts.Theme
-	lines := []string{ui.Paint(th.Title, fmt.Sprintf("Activity (%d, ctrl+g closes)", len(log)))}
+	lines := []string{ui.Paint(th.Title, fmt.Sprintf("Activity (%d, %s closes)", len(log), keyFor(bindLog)))}
 	n := max(0, height-1)
 	if len(log) > n {
 		log = log[len(log)-n:]

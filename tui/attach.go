@@ -50,7 +50,7 @@ func (m *Model) attachPanel(rows int) []string {
 		value := func(s string) {
 			lines = append(lines, strings.Split(ansi.Hardwrap(s, w, true), "\n")...)
 		}
-		text(th.Title, "Attach an agent to this session (ctrl+o closes)")
+		text(th.Title, "Attach an agent to this session ("+keyFor(bindAttach)+" closes)")
 		text(th.Muted, "MCP Streamable HTTP URL:")
 		value(streamable)
 		text(th.Muted, "MCP SSE URL:")
@@ -58,18 +58,18 @@ func (m *Model) attachPanel(rows int) []string {
 		if token != "" {
 			text(th.Muted, "Bearer token (Authorization: Bearer <token>):")
 			value(token)
-			text(th.Muted, "ctrl+r makes a new token and disconnects the agents using this one.")
+			text(th.Muted, keyFor(bindRotateToken)+" makes a new token and disconnects the agents using this one.")
 		} else {
 			// Restored from a snapshot, which keeps only the token's hash.
 			text(th.Muted, "Bearer token: restored session; agents keep the token they had.")
-			text(th.Muted, "ctrl+r makes a new one (shown here) and disconnects them.")
+			text(th.Muted, keyFor(bindRotateToken)+" makes a new one (shown here) and disconnects them.")
 		}
 		if len(lines) <= rows {
 			return lines
 		}
-		return m.attachTooSmall(w, rows, fmt.Sprintf("The window is too short for the attach panel: it needs %d more rows (ctrl+o closes).", len(lines)-rows))
+		return m.attachTooSmall(w, rows, fmt.Sprintf("The window is too short for the attach panel: it needs %d more rows (%s closes).", len(lines)-rows, keyFor(bindAttach)))
 	}
-	return m.attachTooSmall(w, rows, fmt.Sprintf("Window too narrow for the attach panel: it needs %d columns (ctrl+o closes).", attachMinWidth))
+	return m.attachTooSmall(w, rows, fmt.Sprintf("Window too narrow for the attach panel: it needs %d columns (%s closes).", attachMinWidth, keyFor(bindAttach)))
 }
 
 // attachTooSmall is the notice drawn instead of the attach panel, wrapped

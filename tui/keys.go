@@ -28,7 +28,7 @@ const (
 
 // bindings are the keys the terminal takes, by name (tea.KeyPressMsg's
 // String): one table for the input code (keyFrom, approvalKey,
-// agentKeys, the observer's keys).
+// agentKeys, the observer's keys) and for the hints on screen (keyFor).
 var bindings = map[string]binding{
 	"ctrl+c":    bindQuit,
 	"ctrl+o":    bindAttach,
@@ -44,6 +44,16 @@ var bindings = map[string]binding{
 // bindingOf is what k does in the terminal (bindNone: it goes to the
 // focused widget).
 func bindingOf(k tea.KeyPressMsg) binding { return bindings[k.String()] }
+
+// keyFor is the key bound to b, as the hints on screen spell it.
+func keyFor(b binding) string {
+	for k, kb := range bindings {
+		if kb == b {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("tui: no key bound to binding %d", b))
+}
 
 // approvalKeys answer an agent's call waiting for approval.
 var approvalKeys = map[string]session.Approval{

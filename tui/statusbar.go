@@ -68,10 +68,10 @@ func (m *Model) layoutStatusBar(k statusKey) string {
 	// agents with their ages).
 	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: k.who, rank: 7, urgent: true})
 	if m.opts.Role == RoleOwner {
-		parts = append(parts, part{text: "ctrl+o attach", short: "ctrl+o", rank: 1}, part{text: "ctrl+g log", rank: 11},
-			part{text: "ctrl+p pause", rank: 12}, part{text: "ctrl+c quit", short: "ctrl+c", rank: 0})
+		parts = append(parts, part{text: keyFor(bindAttach) + " attach", short: keyFor(bindAttach), rank: 1}, part{text: keyFor(bindLog) + " log", rank: 11},
+			part{text: keyFor(bindPause) + " pause", rank: 12}, part{text: keyFor(bindQuit) + " quit", short: keyFor(bindQuit), rank: 0})
 	} else {
-		parts = append(parts, part{text: "ctrl+g log", rank: 11}, part{text: "ctrl+c leave", short: "ctrl+c", rank: 0})
+		parts = append(parts, part{text: keyFor(bindLog) + " log", rank: 11}, part{text: keyFor(bindQuit) + " leave", short: keyFor(bindQuit), rank: 0})
 	}
 	const sep = " · "
 	sepW := ansi.StringWidth(sep)

@@ -15,4 +15,23 @@
 // at that moment, so keys typed faster than the screen refreshes are never
 // computed from a stale value. Focus and local widget state (cursors,
 // highlights) belong to this terminal alone.
+//
+// # Files
+//
+// The model is split by concern, each file holding the part of [Model]'s
+// state it uses (an embedded struct) and the code that uses it:
+//
+//   - tui.go: [Options], [Model], [New], Init, Update's dispatch, the
+//     frame (size, rate limit, idle release) and [Model.Frame];
+//   - input.go: keys, clicks and pastes routed to the focused widget,
+//     focus and hover, agents' keys;
+//   - keys.go: the key bindings of the terminal and its prompts, in one
+//     table, and the key names agents may press ([ParseKey]);
+//   - statusbar.go, attach.go, approval.go, activity.go: the status bar,
+//     the attach panel, the prompts (approvals, join requests) and the
+//     cues of agents' actions (highlight, notice, ages, activity log);
+//   - timer.go: the one type every scheduled redraw uses (at most one
+//     tick pending, a stale one ignored);
+//   - screen*.go, term.go: drawing frames on the terminal and what it can
+//     show.
 package tui

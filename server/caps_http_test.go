@@ -96,7 +96,7 @@ func TestCapsProxiedRequestsUnderConcurrency(t *testing.T) {
 		MCP:    MCPOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, MaxClients: 64},
 		Limits: Limits{MaxHTTPPerIP: limit},
 	})
-	started := mustCall(t, control(t, srv, keyA), ToolStart, nil)
+	started := testkit.MustCall(t, control(t, srv, keyA), ToolStart, nil)
 	id, token := started["id"].(string), started["token"].(string)
 	head := "GET /sessions/" + id + "/sse HTTP/1.1\r\nHost: " + srv.HTTPAddr() + "\r\nAuthorization: Bearer " + token +
 		"\r\nX-Forwarded-For: 203.0.113.9\r\nAccept: text/event-stream\r\n\r\n"

@@ -115,7 +115,7 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 	}
 	// The attached ones work.
 	for _, cs := range sessions {
-		mustCall(t, cs, ToolList, nil)
+		testkit.MustCall(t, cs, ToolList, nil)
 	}
 
 	for _, cs := range sessions {
@@ -192,11 +192,11 @@ func TestCapsHeadlessStartsUnderConcurrency(t *testing.T) {
 		t.Errorf("%d started, %d told the limit, want %d and %d", len(ids), limited, limit, racers-limit)
 	}
 	for _, id := range ids {
-		mustCall(t, clients[0], ToolStop, map[string]any{"id": id})
+		testkit.MustCall(t, clients[0], ToolStop, map[string]any{"id": id})
 	}
 	testkit.Eventually(t, waitShortInternal, func() bool { return srv.Sessions().Count() == 0 }, "%d sessions after stopping", srv.Sessions().Count())
 	for range limit {
-		mustCall(t, clients[0], ToolStart, nil)
+		testkit.MustCall(t, clients[0], ToolStart, nil)
 	}
 }
 

@@ -55,7 +55,7 @@ func TestDurableClusterRotationThenNodeLost(t *testing.T) {
 	}
 	url := other.base() + "/sessions/" + id + "/mcp"
 	ag := agentVia(t, url, fresh, nil)
-	callOK(t, ag, "raxol_screenshot", nil)
+	testkit.MustCall(t, ag, "raxol_screenshot", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "old-token", Version: "1"}, nil)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/store"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -27,7 +28,7 @@ func TestDurableHeadlessStartAndStop(t *testing.T) {
 	p := srv.persist.Load()
 	ctl := control(t, srv, keyA)
 	for range 3 {
-		started := mustCall(t, ctl, "raxol_start", nil)
+		started := testkit.MustCall(t, ctl, "raxol_start", nil)
 		id, token := started["id"].(string), started["token"].(string)
 		data, err := p.store.Get(context.Background(), id)
 		if err != nil {
@@ -37,7 +38,7 @@ func TestDurableHeadlessStartAndStop(t *testing.T) {
 		if err != nil || r.TokenSHA256 != hashOf(token) || r.StartedBy == "" {
 			t.Fatalf("raxol_start answered and the record is %+v (%v)", r, err)
 		}
-		mustCall(t, ctl, "raxol_stop", map[string]any{"id": id})
+		testkit.MustCall(t, ctl, "raxol_stop", map[string]any{"id": id})
 		if _, err := p.store.Get(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("raxol_stop answered and the store still has the record: %v", err)
 		}

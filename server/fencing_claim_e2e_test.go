@@ -60,7 +60,7 @@ func TestFencingClaimLostEndsTheCopyWithoutSavingOverTheWinner(t *testing.T) {
 	owner := connect(t, a.ssh, clientOpts{user: "alice", key: newKey(t)})
 	id, token := typedAndSaved(t, a, owner, "before")
 	agent := agentVia(t, a.base()+"/sessions/"+id+"/mcp", token, nil)
-	callOK(t, agent, "demo.search.type_into", map[string]any{"text": "acknowledged"})
+	testkit.MustCall(t, agent, "demo.search.type_into", map[string]any{"text": "acknowledged"})
 	owner.WaitFor(t, "Search: acknowledged", waitLong)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -176,7 +176,7 @@ func TestFencingAPartitionedNodeStopsAcknowledgingBeforeItsSessionIsAdopted(t *t
 	// The one copy takes writes, through either node.
 	for _, via := range nodes {
 		ag := agentVia(t, via.base()+"/sessions/"+id+"/mcp", token, nil)
-		callOK(t, ag, "demo.search.type_into", map[string]any{"text": "after-heal-via-" + via.id})
+		testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-heal-via-" + via.id})
 	}
 }
 

@@ -46,7 +46,7 @@ func TestFencingNATSRestartKeepsEverySessionAtItsHome(t *testing.T) {
 		h := &held{home: n, owner: owner, id: id, token: token, url: n.base() + "/sessions/" + id + "/mcp"}
 		agent := agentVia(t, h.url, token, nil)
 		h.written = "acked-on-" + n.id
-		callOK(t, agent, "demo.search.type_into", map[string]any{"text": h.written})
+		testkit.MustCall(t, agent, "demo.search.type_into", map[string]any{"text": h.written})
 		owner.WaitFor(t, "Search: "+h.written, waitLong)
 		sessions = append(sessions, h)
 	}
@@ -69,7 +69,7 @@ func TestFencingNATSRestartKeepsEverySessionAtItsHome(t *testing.T) {
 			if got := postStatus(t, h.url, h.token, nil); got != http.StatusOK {
 				t.Fatalf("%v into the outage: a new agent of node %s's session gets %d, want 200", at, h.home.id, got)
 			}
-			callOK(t, agents[h], "raxol_screenshot", nil) // reads are answered
+			testkit.MustCall(t, agents[h], "raxol_screenshot", nil) // reads are answered
 			h.written = fmt.Sprintf("outage-%v-on-%s", at.Seconds(), h.home.id)
 			text := callText(t, agents[h], "demo.search.type_into", map[string]any{"text": h.written})
 			if !strings.Contains(text, "not_saved") {
@@ -97,7 +97,7 @@ func TestFencingNATSRestartKeepsEverySessionAtItsHome(t *testing.T) {
 		}
 		h.owner.WaitFor(t, "Search: "+h.written, waitLong) // nothing rolled back
 		agent := agentVia(t, h.url, h.token, nil)
-		callOK(t, agent, "demo.search.type_into", map[string]any{"text": "after-" + h.written})
+		testkit.MustCall(t, agent, "demo.search.type_into", map[string]any{"text": "after-" + h.written})
 		h.owner.WaitFor(t, "Search: after-"+h.written, waitLong)
 	}
 	for _, n := range nodes {

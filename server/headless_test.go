@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -122,35 +121,10 @@ func control(t *testing.T, srv *Server, key string) *mcp.ClientSession {
 	return dial(t, "http://"+srv.HTTPAddr()+"/mcp", key, "control-agent")
 }
 
-// callTool returns the decoded result and whether it is an error result.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return out, res.IsError
-}
-
-func mustCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
-	t.Helper()
-	out, isErr := callTool(t, cs, name, args)
-	if isErr {
-		t.Fatalf("%s: error result %v", name, out)
-	}
-	return out
-}
-
 func listedIDs(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
 	var ids []string
-	for _, e := range mustCall(t, cs, ToolList, nil)["sessions"].([]any) {
+	for _, e := range testkit.MustCall(t, cs, ToolList, nil)["sessions"].([]any) {
 		ids = append(ids, e.(map[string]any)["id"].(string))
 	}
 	return ids
@@ -201,7 +175,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 		}
 	}
 
-	started := mustCall(t, a, ToolStart, nil)
+	started := testkit.MustCall(t, a, ToolStart, nil)
 	id, _ := started["id"].(string)
 	se, ok := srv.Sessions().Get(id)
 	if !ok {
@@ -225,15 +199,15 @@ func TestHeadlessEndToEnd(t *testing.T) {
 
 	// Drive the demo through the session's own endpoint.
 	ag := dial(t, started["mcp_url"].(string), started["token"].(string), "headless-agent")
-	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "from-headless"})
-	got := mustCall(t, ag, "demo.search.get_value", nil)
+	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "from-headless"})
+	got := testkit.MustCall(t, ag, "demo.search.get_value", nil)
 	if v := got["result"].(map[string]any)["value"]; v != "from-headless" {
 		t.Fatalf("get_value = %v", got)
 	}
 
 	// raxol_list: the caller's sessions, with who is attached.
 	testkit.Eventually(t, 5*time.Second, func() bool { return len(se.Agents()) == 1 }, "the agent's presence")
-	list := mustCall(t, a, ToolList, nil)["sessions"].([]any)
+	list := testkit.MustCall(t, a, ToolList, nil)["sessions"].([]any)
 	if len(list) != 1 {
 		t.Fatalf("raxol_list = %v", list)
 	}
@@ -249,8 +223,8 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	if ids := listedIDs(t, b); len(ids) != 0 {
 		t.Fatalf("key B lists %v", ids)
 	}
-	other, isErr := callTool(t, b, ToolStop, map[string]any{"id": id})
-	unknown, isErr2 := callTool(t, b, ToolStop, map[string]any{"id": "no-such-session"})
+	other, _, isErr := testkit.CallTool(t, b, ToolStop, map[string]any{"id": id})
+	unknown, _, isErr2 := testkit.CallTool(t, b, ToolStop, map[string]any{"id": "no-such-session"})
 	if !isErr || !isErr2 || fmt.Sprint(other) != fmt.Sprint(unknown) || other["error"] != "unknown_session" {
 		t.Fatalf("stop of another key's session = %v, of an unknown one = %v", other, unknown)
 	}
@@ -262,7 +236,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	// the agent's next change live. The code works once.
 	human := testkit.Run(t, srv.SSHAddr(), "join "+id+" "+strings.ToLower(code))
 	human.WaitFor("from-headless")
-	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-join"})
+	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-join"})
 	human.WaitFor("after-join")
 	testkit.Eventually(t, 5*time.Second, func() bool {
 		for _, a := range se.Attached() {
@@ -277,7 +251,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	}
 
 	// raxol_stop ends it and closes its client.
-	if out := mustCall(t, a, ToolStop, map[string]any{"id": id}); out["stopped"] != id {
+	if out := testkit.MustCall(t, a, ToolStop, map[string]any{"id": id}); out["stopped"] != id {
 		t.Fatalf("raxol_stop = %v", out)
 	}
 	waitClosed(t, ag, "the stopped session's agent")
@@ -288,7 +262,7 @@ func TestHeadlessEndToEnd(t *testing.T) {
 	if ids := listedIDs(t, a); len(ids) != 0 {
 		t.Fatalf("raxol_list after stop = %v", ids)
 	}
-	if out, isErr := callTool(t, a, ToolStop, map[string]any{"id": id}); !isErr || fmt.Sprint(out) != fmt.Sprint(unknown) {
+	if out, _, isErr := testkit.CallTool(t, a, ToolStop, map[string]any{"id": id}); !isErr || fmt.Sprint(out) != fmt.Sprint(unknown) {
 		t.Fatalf("second raxol_stop = %v", out)
 	}
 }
@@ -387,14 +361,14 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) || !slices.Contains(names, ToolList) {
 			t.Fatalf("tools/list = %v, want raxol_list only", names)
 		}
-		out, isErr := callTool(t, a, ToolStart, nil)
+		out, _, isErr := testkit.CallTool(t, a, ToolStart, nil)
 		if !isErr || out["error"] != "authorization_required" || out["tool"] != ToolStart || out["decision"] != "deny" || out["detail"] != "no headless here" {
 			t.Fatalf("denied raxol_start = %v", out)
 		}
 		if n := srv.Sessions().Count(); n != 0 {
 			t.Fatalf("%d sessions after a denied raxol_start", n)
 		}
-		out, isErr = callTool(t, a, ToolStop, map[string]any{"id": "x"})
+		out, _, isErr = testkit.CallTool(t, a, ToolStop, map[string]any{"id": "x"})
 		if !isErr || out["error"] != "authorization_required" || out["decision"] != "ask" || out["detail"] != "Stop it?" {
 			t.Fatalf("ask raxol_stop = %v", out)
 		}
@@ -412,7 +386,7 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 			t.Fatalf("tools/list with reads denied: %v", err)
 		}
 		// The tool seam is separate: calls still work.
-		mustCall(t, a, ToolList, nil)
+		testkit.MustCall(t, a, ToolList, nil)
 	})
 	t.Run("policy sees the connection", func(t *testing.T) {
 		var mu sync.Mutex
@@ -424,7 +398,7 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 			return authz.Allow()
 		}}})
 		a := control(t, srv, keyA)
-		mustCall(t, a, ToolList, nil)
+		testkit.MustCall(t, a, ToolList, nil)
 		mu.Lock()
 		defer mu.Unlock()
 		if len(seen) == 0 || seen[len(seen)-1].Transport != authz.TransportHTTP || seen[len(seen)-1].ConnID != a.ID() {
@@ -438,11 +412,11 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) {
 			t.Fatalf("sensitive tools listed without an authorizer: %v", names)
 		}
-		out, isErr := callTool(t, a, ToolStart, nil)
+		out, _, isErr := testkit.CallTool(t, a, ToolStart, nil)
 		if !isErr || out["error"] != "authorization_required" || !strings.Contains(fmt.Sprint(out["detail"]), "sensitive_tool_unguarded") {
 			t.Fatalf("raxol_start without authorizer = %v", out)
 		}
-		mustCall(t, a, ToolList, nil) // not sensitive
+		testkit.MustCall(t, a, ToolList, nil) // not sensitive
 	})
 }
 
@@ -452,13 +426,13 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 	t.Run("per-key cap", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{Limits: Limits{MaxSessionsPerUser: 2}})
 		a, b := control(t, srv, keyA), control(t, srv, keyB)
-		mustCall(t, a, ToolStart, nil)
-		mustCall(t, a, ToolStart, nil)
-		out, isErr := callTool(t, a, ToolStart, nil)
+		testkit.MustCall(t, a, ToolStart, nil)
+		testkit.MustCall(t, a, ToolStart, nil)
+		out, _, isErr := testkit.CallTool(t, a, ToolStart, nil)
 		if !isErr || out["error"] != "limit" {
 			t.Fatalf("third raxol_start = %v", out)
 		}
-		mustCall(t, b, ToolStart, nil) // another key has its own budget
+		testkit.MustCall(t, b, ToolStart, nil) // another key has its own budget
 		if ids := listedIDs(t, a); len(ids) != 2 {
 			t.Fatalf("key A lists %v", ids)
 		}
@@ -486,7 +460,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 			t.Fatalf("wrong key at the cap: %d, want 401", resp.StatusCode)
 		}
 		// The attached clients work, and a closed one frees its place.
-		mustCall(t, b, ToolList, nil)
+		testkit.MustCall(t, b, ToolList, nil)
 		_ = a.Close()
 		testkit.Eventually(t, 5*time.Second, func() bool { return srv.headless.clientCount() < 2 }, "the closed client to leave")
 		control(t, srv, keyA)
@@ -494,8 +468,8 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{Headless: HeadlessOptions{IdleTimeout: 300 * time.Millisecond}})
 		a := control(t, srv, keyA)
-		idle := mustCall(t, a, ToolStart, nil)["id"].(string)
-		busy := mustCall(t, a, ToolStart, nil)
+		idle := testkit.MustCall(t, a, ToolStart, nil)["id"].(string)
+		busy := testkit.MustCall(t, a, ToolStart, nil)
 		ag := dial(t, busy["mcp_url"].(string), busy["token"].(string), "busy-agent")
 		testkit.Eventually(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(idle); return !live }, "the idle session to end")
 		time.Sleep(600 * time.Millisecond)
@@ -511,7 +485,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 	t.Run("shutdown", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{})
 		a := control(t, srv, keyA)
-		started := mustCall(t, a, ToolStart, nil)
+		started := testkit.MustCall(t, a, ToolStart, nil)
 		ag := dial(t, started["mcp_url"].(string), started["token"].(string), "agent")
 		done := make(chan error, 1)
 		go func() { done <- srv.Shutdown(context.Background()) }()
@@ -550,12 +524,12 @@ func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
 	// 127.0.0.1, not the listener's fallback name (localhost).
 	base := "http://127.0.0.1:" + port
 	a := dial(t, base+"/mcp", keyA, "control-agent")
-	started := mustCall(t, a, ToolStart, nil)
+	started := testkit.MustCall(t, a, ToolStart, nil)
 	id := started["id"].(string)
 	if want := base + "/sessions/" + id + "/mcp"; started["mcp_url"] != want {
 		t.Fatalf("mcp_url %v, want %s", started["mcp_url"], want)
 	}
-	listed := mustCall(t, a, ToolList, nil)["sessions"].([]any)
+	listed := testkit.MustCall(t, a, ToolList, nil)["sessions"].([]any)
 	if len(listed) != 1 || listed[0].(map[string]any)["mcp_url"] != base+"/sessions/"+id+"/mcp" {
 		t.Fatalf("raxol_list %v", listed)
 	}
@@ -568,7 +542,7 @@ func TestHeadlessURLsUseTheCallersHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer spoof.Close()
-	if got := mustCall(t, spoof, ToolStart, nil)["mcp_url"].(string); !strings.HasPrefix(got, base+"/") {
+	if got := testkit.MustCall(t, spoof, ToolStart, nil)["mcp_url"].(string); !strings.HasPrefix(got, base+"/") {
 		t.Fatalf("a client-sent %s header made the URL %s", hostHeader, got)
 	}
 	// And the URL works.

@@ -169,7 +169,7 @@ func TestMetricsAddUpAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	callOK(t, ag, "demo.services.select_row", map[string]any{"index": 1})
+	testkit.MustCall(t, ag, "demo.services.select_row", map[string]any{"index": 1})
 	requireClients(t, "an agent on a restored session", n, 1)
 	requireAddsUp(t, "an agent on a restored session", 2, n)
 
@@ -259,7 +259,7 @@ func TestMetricsAddUpAfterAdoption(t *testing.T) {
 	// An agent through the node that did not adopt alice's session.
 	via := 1 - aliceHome
 	ag := agentVia(t, live[via].base()+"/sessions/"+aliceID+"/mcp", aliceToken, nil)
-	callOK(t, ag, "demo.search.type_into", map[string]any{"text": "alice-after"})
+	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "alice-after"})
 	requireClients(t, "an agent on an adopted session", liveGauges[aliceHome], 1)
 	requireClients(t, "an agent passed on to the adopter", liveGauges[via], 0)
 
@@ -311,7 +311,7 @@ func TestMetricsAddUpAfterDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	callOK(t, ag, "demo.services.select_row", map[string]any{"index": 1})
+	testkit.MustCall(t, ag, "demo.services.select_row", map[string]any{"index": 1})
 	requireClients(t, "an agent on a", gs[0], 1)
 	requireAddsUp(t, "before the drain", 2, gs...)
 

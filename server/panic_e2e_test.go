@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -132,24 +131,6 @@ func bombAgent(t *testing.T, srv *server.Server, se *session.Session) *mcp.Clien
 	return cs
 }
 
-// callTool calls a tool and decodes its JSON answer ({"text": ...} when it
-// is not JSON); a protocol error fails the test.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	text := res.Content[0].(*mcp.TextContent).Text
-	var out map[string]any
-	if json.Unmarshal([]byte(text), &out) != nil {
-		out = map[string]any{"text": text}
-	}
-	return out, res.IsError
-}
-
 func readRes(t *testing.T, cs *mcp.ClientSession, uri string) string {
 	t.Helper()
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
@@ -185,16 +166,16 @@ func TestAppPanicsAreContained(t *testing.T) {
 		trigger func(t *testing.T, e env)
 	}{
 		{metrics.HookCallTool, func(t *testing.T, e env) {
-			out, isErr := callTool(t, e.csA, "bomb.bomb.peek", nil)
+			out, _, isErr := testkit.CallTool(t, e.csA, "bomb.bomb.peek", nil)
 			wantProviderFailed(t, out, isErr, "peek")
-			out, isErr = callTool(t, e.csA, "bomb.bomb.poke", nil)
+			out, _, isErr = testkit.CallTool(t, e.csA, "bomb.bomb.poke", nil)
 			wantProviderFailed(t, out, isErr, "poke")
 			if n := e.a.Dispatcher.Snapshot().Model.(bombApp).Pokes; n != 0 {
 				t.Fatalf("a failed poke was folded: %d", n)
 			}
 		}},
 		{metrics.HookTools, func(t *testing.T, e env) {
-			out, isErr := callTool(t, e.csA, "bomb.bomb.peek", nil)
+			out, _, isErr := testkit.CallTool(t, e.csA, "bomb.bomb.peek", nil)
 			wantProviderFailed(t, out, isErr, "peek")
 			res, err := e.csA.ListTools(context.Background(), nil)
 			if err != nil {
@@ -209,7 +190,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 			}
 			// The rest of the tree still derives: discover_tools runs it
 			// at once.
-			found, isErr := callTool(t, e.csA, mcpbridge.ToolDiscover, nil)
+			found, _, isErr := testkit.CallTool(t, e.csA, mcpbridge.ToolDiscover, nil)
 			if isErr {
 				t.Fatalf("discover_tools: %v", found)
 			}
@@ -222,7 +203,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 			}
 		}},
 		{metrics.HookState, func(t *testing.T, e env) {
-			out, isErr := callTool(t, e.csA, "bomb.bomb.peek", nil)
+			out, _, isErr := testkit.CallTool(t, e.csA, "bomb.bomb.peek", nil)
 			wantProviderFailed(t, out, isErr, "peek")
 			if tree := readRes(t, e.csA, mcpbridge.URITree); !strings.Contains(tree, mcpbridge.ErrKindProviderFailed) || !strings.Contains(tree, `"name"`) {
 				t.Fatalf("tree resource: %s", tree)
@@ -230,7 +211,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 		}},
 		{metrics.HookRender, func(t *testing.T, e env) {
 			e.term.WaitFor("⚠ widget bomb failed")
-			if out, _ := callTool(t, e.csA, mcpbridge.ToolScreenshot, nil); !strings.Contains(out["text"].(string), "⚠ widget bomb failed") {
+			if out, _, _ := testkit.CallTool(t, e.csA, mcpbridge.ToolScreenshot, nil); !strings.Contains(out["text"].(string), "⚠ widget bomb failed") {
 				t.Fatalf("screenshot: %v", out)
 			}
 		}},
@@ -238,27 +219,27 @@ func TestAppPanicsAreContained(t *testing.T) {
 			if tree := readRes(t, e.csA, mcpbridge.URITree); !strings.Contains(tree, `"name"`) {
 				t.Fatalf("tree resource: %s", tree)
 			}
-			if out, isErr := callTool(t, e.csA, "bomb.bomb.peek", nil); isErr {
+			if out, _, isErr := testkit.CallTool(t, e.csA, "bomb.bomb.peek", nil); isErr {
 				t.Fatalf("peek (Children panics, Tools does not): %v", out)
 			}
 		}},
 		{metrics.HookWidgetID, func(t *testing.T, e env) {
 			e.term.WaitFor("⚠ widget failed")
-			out, isErr := callTool(t, e.csA, "bomb.bomb.peek", nil)
+			out, _, isErr := testkit.CallTool(t, e.csA, "bomb.bomb.peek", nil)
 			if !isErr || out["error"] != mcpbridge.ErrKindWidgetGone {
 				t.Fatalf("peek on a widget without an id: %v", out)
 			}
 		}},
 		{metrics.HookHandleEvent, func(t *testing.T, e env) {
 			keys := []any{"tab", "tab", "x"} // from name past arm to the bomb
-			if out, isErr := callTool(t, e.csA, mcpbridge.ToolSendKey, map[string]any{"keys": keys}); isErr {
+			if out, _, isErr := testkit.CallTool(t, e.csA, mcpbridge.ToolSendKey, map[string]any{"keys": keys}); isErr {
 				t.Fatalf("send keys: %v", out)
 			}
 		}},
 		{metrics.HookView, func(*testing.T, env) {}}, // arming panics View
 		{metrics.HookCmd, func(*testing.T, env) {}},  // arming returns a panicking command
 		{metrics.HookUpdate, func(t *testing.T, e env) { // armed, every Update panics
-			if out, isErr := callTool(t, e.csA, "bomb.name.type_into", map[string]any{"text": "x"}); !isErr || out["error"] != mcpbridge.ErrKindUpdateFailed {
+			if out, _, isErr := testkit.CallTool(t, e.csA, "bomb.name.type_into", map[string]any{"text": "x"}); !isErr || out["error"] != mcpbridge.ErrKindUpdateFailed {
 				t.Fatalf("type_into with a panicking Update: %v", out)
 			}
 		}},
@@ -333,7 +314,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 			e := env{srv: srv, a: a, csA: bombAgent(t, srv, a), term: term, mode: mode}
 			if tc.hook != metrics.HookInit && tc.hook != metrics.HookFactory {
 				// Arm session A (View panics right away for "view").
-				if out, isErr := callTool(t, e.csA, "bomb.arm.type_into", map[string]any{"text": tc.hook}); isErr {
+				if out, _, isErr := testkit.CallTool(t, e.csA, "bomb.arm.type_into", map[string]any{"text": tc.hook}); isErr {
 					t.Fatalf("arm: %v", out)
 				}
 			}
@@ -365,7 +346,7 @@ func TestAppPanicsAreContained(t *testing.T) {
 			if _, ok := srv.Sessions().Get(a.ID); !ok {
 				t.Fatal("session A ended")
 			}
-			if _, isErr := callTool(t, e.csA, mcpbridge.ToolScreenshot, nil); isErr {
+			if _, _, isErr := testkit.CallTool(t, e.csA, mcpbridge.ToolScreenshot, nil); isErr {
 				t.Fatal("screenshot of A failed")
 			}
 			if !strings.Contains(term.Screen(), "Name") {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -20,27 +21,27 @@ func TestSnapshotHeadlessSessionSurvivesRestart(t *testing.T) {
 		return startHeadlessApp(t, app, Options{DataDir: dir, Headless: HeadlessOptions{APIKeysFile: keys}})
 	}
 	srv := start()
-	started := mustCall(t, control(t, srv, keyA), "raxol_start", nil)
+	started := testkit.MustCall(t, control(t, srv, keyA), "raxol_start", nil)
 	id, token := started["id"].(string), started["token"].(string)
 	ag := dial(t, started["mcp_url"].(string), token, "worker")
-	mustCall(t, ag, "demo.search.type_into", map[string]any{"text": "headless-work"})
+	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "headless-work"})
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	srv = start()
-	list := mustCall(t, control(t, srv, keyA), "raxol_list", nil)
+	list := testkit.MustCall(t, control(t, srv, keyA), "raxol_list", nil)
 	if got := fmt.Sprint(list["sessions"]); !containsID(list, id) {
 		t.Fatalf("raxol_list after the restart: %s", got)
 	}
-	if containsID(mustCall(t, control(t, srv, keyB), "raxol_list", nil), id) {
+	if containsID(testkit.MustCall(t, control(t, srv, keyB), "raxol_list", nil), id) {
 		t.Fatal("another API key lists the restored session")
 	}
 	ag = dial(t, "http://"+srv.HTTPAddr()+"/sessions/"+id+"/mcp", token, "worker")
-	if got := mustCall(t, ag, "demo.search.get_value", nil); fmt.Sprint(got["result"]) != "map[value:headless-work]" {
+	if got := testkit.MustCall(t, ag, "demo.search.get_value", nil); fmt.Sprint(got["result"]) != "map[value:headless-work]" {
 		t.Fatalf("search after the restart: %v", got)
 	}
-	mustCall(t, control(t, srv, keyA), "raxol_stop", map[string]any{"id": id})
+	testkit.MustCall(t, control(t, srv, keyA), "raxol_stop", map[string]any{"id": id})
 	if srv.persist.Load().tracking(id) {
 		t.Fatal("the saver still tracks the stopped session")
 	}

@@ -101,7 +101,7 @@ func TestSnapshotClusterNodeLost(t *testing.T) {
 	back.WaitFor(t, "Search: before-the-crash", waitLong)
 	// Through the node that did not adopt it, with the token it had.
 	ag := agentVia(t, other.base()+"/sessions/"+id+"/mcp", token, nil)
-	callOK(t, ag, "demo.search.type_into", map[string]any{"text": "after-the-crash"})
+	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "after-the-crash"})
 	back.WaitFor(t, "Search: after-the-crash", waitLong)
 }
 

@@ -51,21 +51,6 @@ func agentAt(t *testing.T, httpAddr, id, token string) (*mcp.ClientSession, erro
 	return cs, nil
 }
 
-func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	text := res.Content[0].(*mcp.TextContent).Text
-	if res.IsError {
-		t.Fatalf("%s: error result %s", name, text)
-	}
-	return text
-}
-
 // savedIDs lists what the bbolt file under dir holds (the server must be
 // stopped: the file is locked while it runs).
 func savedIDs(t *testing.T, dir string) []string {
@@ -102,7 +87,7 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	callOK(t, ag, "demo.services.select_row", map[string]any{"index": 1})
+	testkit.MustCall(t, ag, "demo.services.select_row", map[string]any{"index": 1})
 	owner.WaitFor(t, "Selected auth", waitLong)
 	stop(t, srv)
 	if ids := savedIDs(t, dir); len(ids) != 1 || ids[0] != id {
@@ -152,7 +137,7 @@ func TestSnapshotSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("agent with the same token after the restart: %v", err)
 	}
-	callOK(t, ag2, "demo.services.select_row", map[string]any{"index": 2})
+	testkit.MustCall(t, ag2, "demo.services.select_row", map[string]any{"index": 2})
 	back.WaitFor(t, "Selected billing", waitLong)
 	// A wrong token is still refused.
 	if _, err := agentAt(t, srv2.HTTPAddr(), id, token+"x"); err == nil {

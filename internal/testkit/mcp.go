@@ -1,0 +1,44 @@
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallTool calls tool name on cs (10 s at most) and returns its answer:
+// the text, decoded as a JSON object ({"text": text} when it is not one),
+// the text itself, and whether it is an error result. A failed call (a
+// protocol or transport error) fails the test.
+func CallTool(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (out map[string]any, text string, isError bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	if json.Unmarshal([]byte(text), &out) != nil || out == nil {
+		out = map[string]any{"text": text}
+	}
+	return out, text, res.IsError
+}
+
+// MustCall is CallTool for a call that must succeed: an error result
+// fails the test.
+func MustCall(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	out, text, isErr := CallTool(t, cs, name, args)
+	if isErr {
+		t.Fatalf("%s: error result %s", name, text)
+	}
+	return out
+}

@@ -21,6 +21,67 @@ type inputState struct {
 	hover string // widget under the mouse
 }
 
+// keyPress handles a key typed in this terminal: an observer's keys only
+// leave; a prompt on top takes the others, else the bindings and the
+// focused widget do.
+func (m *Model) keyPress(k tea.KeyPressMsg) tea.Cmd {
+	m.sess.Touch()
+	switch {
+	case m.opts.Role == RoleObserver:
+		if bindingOf(k) == bindQuit {
+			return tea.Quit
+		}
+	case !m.approvalKey(k):
+		return m.keyFrom(k, m.origin)
+	}
+	return nil
+}
+
+// takesPointer reports whether pastes and clicks reach the app: not from
+// an observer, nor under a prompt.
+func (m *Model) takesPointer() bool {
+	return len(m.approvals) == 0 && m.opts.Role != RoleObserver
+}
+
+// paste hands a paste to the focused widget.
+func (m *Model) paste(p tea.PasteMsg) {
+	m.sess.Touch()
+	if m.takesPointer() {
+		m.routeFrom(m.focus, p, m.origin)
+	}
+}
+
+// mouseClick handles a click in this terminal.
+func (m *Model) mouseClick(mo tea.Mouse) {
+	m.sess.Touch()
+	if m.takesPointer() {
+		m.click(mo)
+	}
+}
+
+// hoverAt notes the widget under the mouse. Hover only feeds the focus
+// lens: nothing on screen changes.
+func (m *Model) hoverAt(mo tea.Mouse) {
+	id, _, _ := m.frame.HitTest(mo.X, mo.Y) // the app frame starts on the top row
+	if id != m.hover {
+		m.hover = id
+		m.publishAttention()
+	}
+}
+
+// runAgentKeys types an agent's keys and answers on its Result.
+func (m *Model) runAgentKeys(msg AgentKeysMsg) {
+	err := m.agentKeys(msg)
+	if m.opts.Primary {
+		// The agent's answer carries the screen its keys produced,
+		// whenever the terminal itself gets to draw it.
+		m.sess.SetScreen(m.Frame(), m.snap.Version)
+	}
+	if msg.Result != nil {
+		msg.Result <- err
+	}
+}
+
 func (m *Model) agentKeys(msg AgentKeysMsg) error {
 	keys := make([]tea.KeyPressMsg, 0, len(msg.Keys))
 	for _, name := range msg.Keys {

@@ -432,14 +432,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		// The redraw after this message drops the notice whose time is up.
 	case idleMsg:
-		if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
-			m.scr.release()
-			// The widgets' last drawing goes too: an idle terminal keeps no
-			// copy of its screen in any form.
-			m.mu.Lock()
-			m.renderCache = ui.RenderCache{}
-			m.mu.Unlock()
-		}
+		m.releaseIfIdle()
 		return m, m.waitSnapshot()
 	case frameMsg:
 		if !m.frameTimer.fire(msg.gen) || !m.changed {
@@ -477,15 +470,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.sess.SetScreen(m.Frame(), m.snap.Version)
 		}
 	case tea.KeyPressMsg:
-		m.sess.Touch()
-		switch {
-		case m.opts.Role == RoleObserver:
-			if bindingOf(msg) == bindQuit {
-				cmd = tea.Quit
-			}
-		case !m.approvalKey(msg):
-			cmd = m.keyFrom(msg, m.origin)
-		}
+		cmd = m.keyPress(msg)
 	case ApprovalMsg:
 		m.addApproval(msg)
 	case JoinMsg:
@@ -493,34 +478,14 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case WithdrawApprovalMsg:
 		m.withdraw(msg.ID)
 	case tea.PasteMsg:
-		m.sess.Touch()
-		if len(m.approvals) == 0 && m.opts.Role != RoleObserver {
-			m.routeFrom(m.focus, msg, m.origin)
-		}
+		m.paste(msg)
 	case tea.MouseClickMsg:
-		m.sess.Touch()
-		if len(m.approvals) == 0 && m.opts.Role != RoleObserver {
-			m.click(msg.Mouse())
-		}
+		m.mouseClick(msg.Mouse())
 	case tea.MouseMotionMsg:
-		// Hover only feeds the focus lens; nothing on screen changes.
-		mo := msg.Mouse()
-		id, _, _ := m.frame.HitTest(mo.X, mo.Y) // the app frame starts on the top row
-		if id != m.hover {
-			m.hover = id
-			m.publishAttention()
-		}
+		m.hoverAt(msg.Mouse()) // nothing on screen changes
 		return m, nil
 	case AgentKeysMsg:
-		err := m.agentKeys(msg)
-		if m.opts.Primary {
-			// The agent's answer carries the screen its keys produced,
-			// whenever the terminal itself gets to draw it.
-			m.sess.SetScreen(m.Frame(), m.snap.Version)
-		}
-		if msg.Result != nil {
-			msg.Result <- err
-		}
+		m.runAgentKeys(msg)
 	default:
 		return m, nil
 	}
@@ -578,6 +543,19 @@ func (m *Model) redraw() tea.Cmd {
 
 // idleMsg says the terminal may have drawn nothing for IdleRelease.
 type idleMsg struct{}
+
+// releaseIfIdle releases the terminal's copy of the screen when it has
+// drawn nothing for IdleRelease.
+func (m *Model) releaseIfIdle() {
+	if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
+		m.scr.release()
+		// The widgets' last drawing goes too: an idle terminal keeps no
+		// copy of its screen in any form.
+		m.mu.Lock()
+		m.renderCache = ui.RenderCache{}
+		m.mu.Unlock()
+	}
+}
 
 // armIdle (re)starts the idle timer after a frame. The timer sends nothing
 // itself: it marks idleC, which the snapshot-waiting command turns into an

@@ -356,7 +356,7 @@ func TestTimelineAndCharts(t *testing.T) {
 	minute := tl.Minute
 
 	// The charts are read-only: reading them folds nothing.
-	se, _ := s.Server().Sessions().Get(s.ID())
+	se, _ := s.Server().Session(s.ID())
 	version := se.Dispatcher.Snapshot().Version
 
 	s.CallTool("demo.cpu_chart.get_series", nil)

@@ -29,7 +29,7 @@ func TestMCPTranscript(t *testing.T) {
 	cs := s.Client()
 
 	mask := func(text string) string {
-		se, ok := s.Server().Sessions().Get(s.ID())
+		se, ok := s.Server().Session(s.ID())
 		if !ok {
 			t.Fatalf("session %s is gone", s.ID())
 		}

@@ -66,7 +66,7 @@ func realServer(t *testing.T, app server.App, mcpOpts server.MCPOptions, ready s
 	})
 	term := testkit.Run(t, srv.SSHAddr(), "")
 	term.WaitFor(ready)
-	list := srv.Sessions().List()
+	list := srv.LiveSessions()
 	if len(list) != 1 {
 		t.Fatalf("%d sessions for one terminal", len(list))
 	}

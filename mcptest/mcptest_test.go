@@ -125,7 +125,7 @@ func TestDriveBothTransports(t *testing.T) {
 			if !strings.HasSuffix(s.Endpoint(), "/sessions/"+s.ID()+tc.suffix) {
 				t.Fatalf("endpoint %s", s.Endpoint())
 			}
-			se, ok := s.Server().Sessions().Get(s.ID())
+			se, ok := s.Server().Session(s.ID())
 			if !ok {
 				t.Fatal("the session is not registered with the server")
 			}
@@ -209,7 +209,7 @@ func TestDriveBothTransports(t *testing.T) {
 
 			s.Stop()
 			s.Stop() // idempotent
-			if _, ok := s.Server().Sessions().Get(s.ID()); ok {
+			if _, ok := s.Server().Session(s.ID()); ok {
 				t.Fatal("the session outlived Stop")
 			}
 			if s.Model().(counter).N != 0 {

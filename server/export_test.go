@@ -50,3 +50,8 @@ func (o *MCPOptions) SetKeepAlive(d time.Duration) { o.keepAlive = d }
 // SaveHeadless has the saver track a session StartHeadless started, as
 // raxol_start's are (a benchmark's session, saved like an agent's).
 func (s *Server) SaveHeadless(se *session.Session) { s.persist.Load().track(se, false, "bench") }
+
+// Sessions is the registry of live sessions, for the server's own tests
+// (not in the public API: a caller of server gets Session and
+// LiveSessions).
+func (s *Server) Sessions() *session.Manager { return s.sessions }

@@ -328,8 +328,12 @@ func (s *Server) ReadyHandler() http.Handler {
 	})
 }
 
-// Sessions returns the registry of live sessions.
-func (s *Server) Sessions() *session.Manager { return s.sessions }
+// Session returns the live session id, if this server holds it: what a
+// test of an app reads or drives beside its terminal and agents.
+func (s *Server) Session(id string) (*session.Session, bool) { return s.sessions.Get(id) }
+
+// LiveSessions returns the sessions this server holds now.
+func (s *Server) LiveSessions() []*session.Session { return s.sessions.List() }
 
 // HostKeyFingerprint returns the SHA256 fingerprint of the host key.
 func (s *Server) HostKeyFingerprint() string { return s.hostKey.Fingerprint() }

@@ -30,6 +30,8 @@
 //   - statusbar.go, attach.go, approval.go, activity.go: the status bar,
 //     the attach panel, the prompts (approvals, join requests) and the
 //     cues of agents' actions (highlight, notice, ages, activity log);
+//   - wake.go: how snapshots, presence changes and the idle timer reach
+//     the program ([Model.SetSend], or a waiting command);
 //   - timer.go: the one type every scheduled redraw uses (at most one
 //     tick pending, a stale one ignored);
 //   - screen*.go, term.go: drawing frames on the terminal and what it can

@@ -21,7 +21,7 @@ import (
 // "ask" while a human who can approve is attached. A policy that panics on
 // a tool costs that tool its listing only.
 func (c *sessionServer) listable(req mcp.Request, name string, actx authz.Context) bool {
-	if sensitive, known := c.classify(name); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
+	if sensitive, known := c.classify(c.parseTool(name)); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
 		return false
 	}
 	if name == ToolScreenshot {
@@ -44,14 +44,14 @@ func (c *sessionServer) listable(req mcp.Request, name string, actx authz.Contex
 
 // classify reports whether a tool is sensitive (annotated sensitive or
 // destructive), and whether it could be classified at all.
-func (c *sessionServer) classify(name string) (sensitive, known bool) {
-	switch name {
+func (c *sessionServer) classify(t toolName) (sensitive, known bool) {
+	switch t.name {
 	case ToolSendKey:
 		return true, true
 	case ToolScreenshot, ToolDiscover:
 		return false, true
 	}
-	_, spec, err := c.resolveNow(name)
+	_, spec, err := c.resolveNow(t)
 	if err != nil {
 		return false, false
 	}
@@ -60,15 +60,16 @@ func (c *sessionServer) classify(name string) (sensitive, known bool) {
 
 // authorizeCall applies the tool seam to a call; nil lets it run.
 func (c *sessionServer) authorizeCall(ctx context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
-	name := r.Params.Name
+	t := c.toolOf(ctx, r)
+	name := t.name
 	args, _ := argsOf(ctx, r)
-	sensitive, known := c.classify(name)
+	sensitive, known := c.classify(t)
 	if !known {
 		// Nothing runs without being classified: refuse, saying why the
 		// tool is not there.
-		return c.unavailable(name)
+		return c.unavailable(t)
 	}
-	if refused := c.control(name); refused != nil {
+	if refused := c.control(t); refused != nil {
 		return refused
 	}
 	if sensitive && !c.b.opts.Policy.ToolConfigured() {
@@ -93,7 +94,7 @@ func (c *sessionServer) authorizeCall(ctx context.Context, r *mcp.CallToolReques
 			c.b.opts.Metrics.Authz("tool", "ask")
 			return DenialResult(name, d)
 		}
-		return c.ask(ctx, r, name, args, d)
+		return c.ask(ctx, r, t, args, d)
 	default:
 		c.b.opts.Metrics.Authz("tool", "deny")
 		return DenialResult(name, d)
@@ -102,13 +103,13 @@ func (c *sessionServer) authorizeCall(ctx context.Context, r *mcp.CallToolReques
 
 // control refuses writes the human does not let agents make now: none
 // while paused, and none beside the focused widget in focus-only mode.
-func (c *sessionServer) control(name string) *mcp.CallToolResult {
+func (c *sessionServer) control(t toolName) *mcp.CallToolResult {
 	ctl := c.sess.Control()
 	if !ctl.Paused && !ctl.FocusOnly {
 		return nil
 	}
-	id, action, derived := SplitName(c.b.opts.Namespace, name)
-	write := (derived && !c.isReadAction(id, action)) || name == ToolSendKey
+	id, derived := t.widgetID, t.derived
+	write := (derived && !c.isReadAction(t)) || t.name == ToolSendKey
 	switch {
 	case !write:
 		return nil
@@ -123,13 +124,14 @@ func (c *sessionServer) control(name string) *mcp.CallToolResult {
 // ask puts the call to the human in their terminal and waits for the
 // answer, sending progress notifications meanwhile so that clients that
 // reset their timeout on progress keep waiting.
-func (c *sessionServer) ask(ctx context.Context, r *mcp.CallToolRequest, name string, args map[string]any, d authz.Decision) *mcp.CallToolResult {
+func (c *sessionServer) ask(ctx context.Context, r *mcp.CallToolRequest, t toolName, args map[string]any, d authz.Decision) *mcp.CallToolResult {
+	name := t.name
 	req := session.ApprovalRequest{
 		ID:       randomID(),
 		Agent:    clientName(r.Session),
 		Tool:     name,
-		Widget:   c.widgetLabel(name),
-		Args:     c.maskedArgs(name, args),
+		Widget:   c.widgetLabel(t),
+		Args:     c.maskedArgs(t, args),
 		Prompt:   d.Prompt,
 		Deadline: time.Now().Add(c.b.opts.ApprovalTimeout),
 	}
@@ -199,9 +201,9 @@ func (c *sessionServer) progress(ctx context.Context, r *mcp.CallToolRequest) fu
 }
 
 // widgetLabel is the label, title or id of the widget a tool acts on.
-func (c *sessionServer) widgetLabel(name string) string {
-	id, _, ok := SplitName(c.b.opts.Namespace, name)
-	if !ok {
+func (c *sessionServer) widgetLabel(t toolName) string {
+	id := t.widgetID
+	if !t.derived {
 		return ""
 	}
 	w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id)
@@ -216,8 +218,8 @@ func (c *sessionServer) widgetLabel(name string) string {
 
 // maskedArgs renders arguments for the human, hiding a password field's
 // text.
-func (c *sessionServer) maskedArgs(name string, args map[string]any) string {
-	if id, _, ok := SplitName(c.b.opts.Namespace, name); ok {
+func (c *sessionServer) maskedArgs(t toolName, args map[string]any) string {
+	if id, ok := t.widgetID, t.derived; ok {
 		if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id); ok {
 			if _, secret := w.(ui.PasswordField); secret {
 				masked := map[string]any{}

@@ -56,8 +56,15 @@ func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		start := time.Now()
 		// The arguments are decoded once, for the authorization and the
-		// call both (argsOf).
+		// call both (argsOf), and the tool's name parsed once for every
+		// step (toolOf).
 		ctx = context.WithValue(ctx, argsKey{}, &argsCell{})
+		r, _ := req.(*mcp.CallToolRequest)
+		var tool toolName
+		if r != nil && r.Params != nil {
+			tool = c.parseTool(r.Params.Name)
+			ctx = context.WithValue(ctx, toolKey{}, tool)
+		}
 		if !c.allowCall(req) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
@@ -66,9 +73,9 @@ func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		outcome := callOutcome(res, err)
 		c.b.opts.Metrics.ToolCall(outcome, time.Since(start))
-		if r, _ := req.(*mcp.CallToolRequest); r != nil && r.Params != nil {
+		if r != nil && r.Params != nil {
 			// The widget's label comes from its State: app code.
-			_ = c.sess.Guard().Do(metrics.HookOther, "", func() { c.recordCall(r, outcome) })
+			_ = c.sess.Guard().Do(metrics.HookOther, "", func() { c.recordCall(r, tool, outcome) })
 		}
 		return res, err
 	}
@@ -125,13 +132,12 @@ func (c *sessionServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest) *mcp.CallToolResult {
-	name := r.Params.Name
-	ns := c.b.opts.Namespace
+	t := c.toolOf(ctx, r)
 	g := c.sess.Guard()
-	widgetID, action, _ := SplitName(ns, name)
-	tp, spec, err := c.resolveNow(name)
+	widgetID, action := t.widgetID, t.action
+	tp, spec, err := c.resolveNow(t)
 	if err != nil {
-		return c.unavailable(name)
+		return c.unavailable(t)
 	}
 	args, err := argsOf(ctx, r)
 	if err != nil {
@@ -167,7 +173,7 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 		// The tree is the latest snapshot's (dispatcher.Resolver), whose
 		// scan the call was resolved in above and the watcher derived
 		// from: shared, not made again for every call.
-		w, _, err := resolveIn(g, ns, c.scannedAt(c.sess.Dispatcher.Snapshot()), name)
+		w, _, err := resolveIn(g, c.scannedAt(c.sess.Dispatcher.Snapshot()), t)
 		if err != nil {
 			return nil, err
 		}
@@ -209,7 +215,7 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 	out := map[string]any{"result": result}
 	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
 	var stateOf ui.ToolProvider
-	if w, _, err := resolveIn(g, ns, sc, name); err == nil {
+	if w, _, err := resolveIn(g, sc, t); err == nil {
 		stateOf = w
 	} else if i := first(sc.es, widgetID); i >= 0 {
 		stateOf, _ = sc.es[i].node.(ui.ToolProvider)
@@ -228,13 +234,13 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 
 // unavailable is the error result for a tool the current view does not
 // offer: behind the open modal, failed, disabled or hidden, or gone.
-func (c *sessionServer) unavailable(name string) *mcp.CallToolResult {
-	widgetID, action, ok := SplitName(c.b.opts.Namespace, name)
-	if !ok {
-		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", name))
+func (c *sessionServer) unavailable(t toolName) *mcp.CallToolResult {
+	widgetID, action := t.widgetID, t.action
+	if !t.derived {
+		return errorResult(ErrKindUnknownTool, fmt.Sprintf("unknown tool %q", t.name))
 	}
 	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
-	_, _, err := resolveIn(c.sess.Guard(), c.b.opts.Namespace, sc, name)
+	_, _, err := resolveIn(c.sess.Guard(), sc, t)
 	if res := lookupError(err, widgetID, action); res != nil {
 		return res
 	}
@@ -244,12 +250,11 @@ func (c *sessionServer) unavailable(name string) *mcp.CallToolResult {
 	return errorResult(ErrKindWidgetGone, fmt.Sprintf("no widget %q in the current view", widgetID))
 }
 
-// isReadAction reports whether the widget widgetID of the current tree
-// declares action read-only (ui.ToolSpec.ReadOnly), whatever its name.
+// isReadAction reports whether t's widget in the current tree declares
+// t's action read-only (ui.ToolSpec.ReadOnly), whatever its name.
 // Anything else, a tool the tree does not offer included, is a write.
-func (c *sessionServer) isReadAction(widgetID, action string) bool {
-	name := c.b.opts.Namespace + "." + widgetID + "." + action
-	_, spec, err := c.resolveNow(name)
+func (c *sessionServer) isReadAction(t toolName) bool {
+	_, spec, err := c.resolveNow(t)
 	return err == nil && spec.ReadOnly
 }
 
@@ -312,18 +317,17 @@ var actionVerbs = map[string]string{
 // recordCall puts an agent's write (or its refusal) in the activity log;
 // reads are not actions. Keys pressed through raxol_send_key are recorded
 // by the terminal that received them, widget by widget.
-func (c *sessionServer) recordCall(r *mcp.CallToolRequest, outcome string) {
-	name := r.Params.Name
-	id, action, derived := SplitName(c.b.opts.Namespace, name)
+func (c *sessionServer) recordCall(r *mcp.CallToolRequest, t toolName, outcome string) {
+	name, id, action, derived := t.name, t.widgetID, t.action, t.derived
 	switch {
-	case derived && c.isReadAction(id, action):
+	case derived && c.isReadAction(t):
 		return
 	case !derived && (name != ToolSendKey || outcome == "ok"):
 		return
 	}
 	a := session.Action{Origin: "agent:" + clientName(r.Session), Agent: true, Action: action, Outcome: outcome}
 	if derived {
-		a.Widget, a.Label = id, c.widgetLabel(name)
+		a.Widget, a.Label = id, c.widgetLabel(t)
 		verb := actionVerbs[action]
 		if verb == "" {
 			verb = "used " + action + " on"
@@ -333,4 +337,16 @@ func (c *sessionServer) recordCall(r *mcp.CallToolRequest, outcome string) {
 		a.Action, a.Summary = "keys", "pressed keys"
 	}
 	c.sess.Record(a)
+}
+
+// toolKey is the context key of a tools/call's parsed tool name.
+type toolKey struct{}
+
+// toolOf is r's tool name parsed: the one meter parsed for the call, or,
+// outside meter, parsed now.
+func (c *sessionServer) toolOf(ctx context.Context, r *mcp.CallToolRequest) toolName {
+	if t, ok := ctx.Value(toolKey{}).(toolName); ok && t.name == r.Params.Name {
+		return t
+	}
+	return c.parseTool(r.Params.Name)
 }

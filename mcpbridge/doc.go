@@ -36,8 +36,8 @@
 //     deriving the tools of a snapshot (derivation), the focus lens and its
 //     memo (lensMemo), the registered tool set.
 //   - calls.go: a tools/call from the first middleware (meter) to the
-//     answer: callDerived, arguments
-//     decoded once (argsOf), the activity log.
+//     answer: callDerived, the tool name parsed once (toolOf), the
+//     arguments decoded once (argsOf), the activity log.
 //   - errors.go: the ErrKind* error kinds, errorResult and the tool results
 //     that refuse or fail (notSaved, providerFailed, DenialResult), the
 //     protocol error of a refused read (readDenied), and the lookup errors
@@ -50,7 +50,8 @@
 //     their updates, stdio transports.
 //   - scan.go, derive.go, resolve.go: a tree scanned once per snapshot, the
 //     tools derived from it ([Derive]), a tool name resolved in it ([Lookup]).
-//   - names.go and clean.go: tool names ([SplitName], the id and action
-//     alphabets) and sanitising of what app code hands to agents ([Clean],
-//     schemas); schema.go and schema_fast.go validate arguments.
+//   - names.go and clean.go: tool names ([SplitName], a name parsed once
+//     into a toolName, the id and action alphabets) and sanitising of what
+//     app code hands to agents ([Clean], schemas); schema.go and
+//     schema_fast.go validate arguments.
 package mcpbridge

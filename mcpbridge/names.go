@@ -15,6 +15,36 @@ func SplitName(namespace, name string) (widgetID, action string, ok bool) {
 	return rest[:i], rest[i+1:], true
 }
 
+// toolName is a tool name parsed once: split ([SplitName]) and checked
+// against the id and action alphabets. A call parses its tool's name when
+// it comes in (meter) and every step after reads the parts from here
+// (toolOf) instead of splitting the name again.
+type toolName struct {
+	name     string
+	widgetID string // "" unless derived
+	action   string // "" unless derived
+	// derived reports whether the name has the form
+	// <namespace>.<widget id>.<action> (SplitName's ok).
+	derived bool
+	// valid reports whether it is derived with an id and an action of
+	// their alphabets: only such a name can resolve to a widget's tool.
+	valid bool
+}
+
+// parseToolName parses name in namespace.
+func parseToolName(namespace, name string) toolName {
+	id, action, ok := SplitName(namespace, name)
+	return toolName{
+		name: name, widgetID: id, action: action, derived: ok,
+		valid: ok && widgetIDRe.MatchString(id) && actionRe.MatchString(action),
+	}
+}
+
+// parseTool is parseToolName in the bridge's namespace.
+func (c *sessionServer) parseTool(name string) toolName {
+	return parseToolName(c.b.opts.Namespace, name)
+}
+
 var (
 	actionRe   = matcher(validAction)   // ^[a-z][a-z0-9_]{0,31}$
 	widgetIDRe = matcher(validWidgetID) // ^[A-Za-z0-9_-]{1,64}$

@@ -18,15 +18,15 @@ func Lookup(namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.To
 // nothing: errNoTool, a shadowedError, or a *guard.Panic when the widget's
 // Tools panicked.
 func resolve(g guard.Scope, namespace string, tree ui.Node, name string) (ui.ToolProvider, ui.ToolSpec, error) {
-	return resolveIn(g, namespace, newScanned(g, 0, tree), name)
+	return resolveIn(g, newScanned(g, 0, tree), parseToolName(namespace, name))
 }
 
-// resolveIn is resolve in a scanned tree.
-func resolveIn(g guard.Scope, namespace string, s *scanned, name string) (ui.ToolProvider, ui.ToolSpec, error) {
-	id, action, ok := SplitName(namespace, name)
-	if !ok || !widgetIDRe.MatchString(id) || !actionRe.MatchString(action) {
+// resolveIn is resolve of the parsed name t in a scanned tree.
+func resolveIn(g guard.Scope, s *scanned, t toolName) (ui.ToolProvider, ui.ToolSpec, error) {
+	if !t.valid {
 		return nil, ui.ToolSpec{}, errNoTool
 	}
+	id, action := t.widgetID, t.action
 	es := s.es
 	i := first(es, id) // only the first widget with an id counts
 	if i < 0 {
@@ -59,6 +59,6 @@ func resolveIn(g guard.Scope, namespace string, s *scanned, name string) (ui.Too
 }
 
 // resolveNow is resolve in the session's current tree.
-func (c *sessionServer) resolveNow(name string) (ui.ToolProvider, ui.ToolSpec, error) {
-	return resolveIn(c.sess.Guard(), c.b.opts.Namespace, c.scannedAt(c.sess.Dispatcher.Snapshot()), name)
+func (c *sessionServer) resolveNow(t toolName) (ui.ToolProvider, ui.ToolSpec, error) {
+	return resolveIn(c.sess.Guard(), c.scannedAt(c.sess.Dispatcher.Snapshot()), t)
 }

@@ -161,11 +161,6 @@ func (p *sshProxyProtocol) describe() string {
 	return "required from " + p.trusted.String() + " (the client address is the header's); refused from any other address"
 }
 
-// errSilentProxyConn is accept's error for a trusted proxy's connection
-// that sent nothing at all before it closed or the timeout: a load
-// balancer's TCP health check, typically, not worth a warning.
-var errSilentProxyConn = errors.New("closed without sending a PROXY protocol header")
-
 // accept prepares a new connection before admission, so that admission
 // and everything after it read the client's address from RemoteAddr. A
 // trusted proxy's connection has its header read now (in the

@@ -74,11 +74,6 @@ const (
 	listTimeout = 5 * time.Second
 )
 
-// errPeerFailed is wrapped by the error of a peer request that got no
-// answer of the protocol's: the peer is unreachable, failed, or is not
-// a node of this version.
-var errPeerFailed = errors.New("the peer node gave no usable answer")
-
 // errDirectoryUnavailable is what raxol_list and raxol_stop say when the
 // directory cannot be read.
 const errDirectoryUnavailable = "the cluster directory cannot be reached (NATS is unavailable)"
@@ -220,7 +215,7 @@ func (h *headless) place(ctx context.Context, owner session.Owner, remote string
 // stopElsewhere stops session id, which this node did not stop, on the
 // node holding it, if the caller's key started it; nil when it did.
 func (h *headless) stopElsewhere(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure {
-	unknown := &toolFailure{Kind: "unknown_session", Message: errUnknownSession}
+	unknown := &toolFailure{Kind: "unknown_session", Message: errUnknownSession.Error()}
 	c := h.s.cluster
 	if c == nil {
 		return unknown
@@ -445,7 +440,7 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 			return
 		}
 		if !c.s.life.stopStarted(in.ID, owner.Key()) {
-			reply.Error, reply.Message = "unknown_session", errUnknownSession
+			reply.Error, reply.Message = "unknown_session", errUnknownSession.Error()
 			break
 		}
 		c.s.log.Info("headless session stopped", "session", in.ID, "owner", owner.User, "remote", in.Remote, "for_peer", peer)

@@ -125,10 +125,6 @@ const (
 	directoryUnavailable = "the cluster directory is unavailable; try again"
 )
 
-// errNotAPeer is wrapped by a bridge's error when the server reached did
-// not prove it holds the cluster's peer key.
-var errNotAPeer = errors.New("the server did not prove it is a node of this cluster")
-
 // peerSSH is the node's SSH identity toward its peers.
 type peerSSH struct {
 	signer gossh.Signer

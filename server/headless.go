@@ -488,10 +488,6 @@ func (h *headless) startLocal(ctx context.Context, owner session.Owner, remote, 
 	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.s.cluster.id()}, nil
 }
 
-// errUnknownSession is the one answer for a session that does not exist,
-// has ended, or is someone else's.
-const errUnknownSession = "no such session among yours (it may have ended)"
-
 func (h *headless) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {

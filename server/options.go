@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -438,19 +437,6 @@ func (o Options) setting(field string) string {
 	}
 	return o.Setting(field)
 }
-
-// Sentinel errors callers branch on with errors.Is.
-var (
-	// ErrShutdown: the server is draining or has stopped.
-	ErrShutdown = errors.New("server: shutting down")
-	// ErrSessionLimit: the owner already has Limits.MaxSessionsPerUser
-	// live sessions.
-	ErrSessionLimit = errors.New("too many sessions")
-	// ErrStarted: Start, Serve or ListenAndServe was called a second time.
-	ErrStarted = errors.New("server: already started")
-	// ErrNoSession: no live session has that id.
-	ErrNoSession = errors.New("server: no such live session")
-)
 
 // resolvePolicy resolves the authorization policy from the app and the
 // options, with the same precedence as [New].

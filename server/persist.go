@@ -378,10 +378,6 @@ func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) e
 	return p.put(ctx, t)
 }
 
-// errFenced marks a write refused because the session is not this
-// node's to write now.
-var errFenced = errors.New("not this node's to write")
-
 // put writes t's record now and remembers what it holds; p.writing is
 // held. It refuses a session that is not this node's to write (fencing).
 func (p *persister) put(ctx context.Context, t *tracked) error {
@@ -719,13 +715,6 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 	p.s.log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
 	return true
 }
-
-// errExpired and errHeldByPeer are decodeRecord's reasons not to restore
-// a record that are no failure of the record.
-var (
-	errExpired    = errors.New("saved session older than the resume grace")
-	errHeldByPeer = errors.New("a live peer holds the session")
-)
 
 // decodeRecord decodes session id's record and its model, or says why it
 // is not restored: errExpired, errHeldByPeer, or a failure counted under

@@ -130,7 +130,3 @@ func (p *persister) abandon(se *session.Session) {
 	// is answered as not saved.
 	se.SetCommitter(func(context.Context, uint64) error { return errAbandoned })
 }
-
-// errAbandoned is what a change to a copy this node gave up is answered
-// with.
-var errAbandoned = errors.New("this node no longer holds the session: it moved to another node")

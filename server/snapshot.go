@@ -43,10 +43,6 @@ type SnapshotCodec struct {
 	Decode func(version int, data []byte) (ui.Model, error)
 }
 
-// ErrSnapshotVersion is what [JSONCodec]'s Decode returns for a snapshot
-// written with another version.
-var ErrSnapshotVersion = errors.New("snapshot written with another model version")
-
 // JSONCodec is a codec for a model type M that marshals as JSON (with
 // encoding/json: exported fields, or MarshalJSON and UnmarshalJSON). It
 // refuses snapshots of any other version than its own with

@@ -459,8 +459,8 @@ func (b *Bridge) authenticate(r *http.Request) *session.Session {
 	return se
 }
 
-// sessionServer returns the session's MCP server, creating it on first use; nil if
-// the session has ended or the bridge is closed.
+// sessionServer returns the session's MCP server, creating it on first
+// use; nil if the session has ended or the bridge is closed.
 func (b *Bridge) sessionServer(se *session.Session) *sessionServer {
 	b.mu.Lock()
 	defer b.mu.Unlock()

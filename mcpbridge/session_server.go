@@ -15,6 +15,18 @@ import (
 )
 
 // sessionServer is one session's MCP server and the state it projects.
+// In order:
+//
+//   - newSessionServer, on the session's first authenticated request
+//     ([Bridge] keeps one per session): the SDK server with its
+//     middlewares, its transports, a first sync, and the watcher started;
+//   - the watcher (watch.go) re-projects the session on every change of
+//     its model or terminal-side state: tools, lens, resource updates;
+//   - each request passes the middlewares in the order newSessionServer
+//     lists; a tools/call ends in callDerived or a session tool (calls.go,
+//     session_tools.go);
+//   - close, when the session ends or the Bridge closes: ends every
+//     client and joins the watcher and the presence waiters.
 type sessionServer struct {
 	// Fixed at creation.
 	b          *Bridge
@@ -27,6 +39,7 @@ type sessionServer struct {
 	cancel     context.CancelFunc
 	gate       *Gate          // the authorization middleware
 	slots      *slots         // the session's clients, held against MaxClients
+	res        *resources     // the session's resources and their subscribers
 	wg         sync.WaitGroup // the watcher and one presence waiter per client
 
 	// Safe for concurrent use on their own.
@@ -47,7 +60,6 @@ type sessionServer struct {
 	synced     uint64     // snapshot version the registered tools come from
 	registered map[string]bool
 	warned     map[string]bool
-	res        *resources
 	// selected is the lens's last selection, in its order, and
 	// selectedFocus the widget focused then: how tools/list orders and
 	// marks the registered tools (order). The ranks are worked out when a

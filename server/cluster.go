@@ -157,6 +157,14 @@ func specificAddr(a net.Addr) (string, bool) {
 const clusterSyncEvery = time.Second
 
 // changed asks the sync goroutine to bring the directory up to date now.
+// The cluster node observes the lifecycle (sessionObserver): the
+// directory follows what the lifecycle shows of its sessions.
+func (c *clusterNode) sessionOwned(*session.Session, bool, string) {}
+func (c *clusterNode) sessionHandedOut(*session.Session)           {}
+func (c *clusterNode) sessionsChanged()                            { c.changed() }
+
+var _ sessionObserver = (*clusterNode)(nil)
+
 func (c *clusterNode) changed() {
 	if c == nil {
 		return

@@ -57,9 +57,39 @@ type lifecycle struct {
 
 	timers sync.WaitGroup // running or pending grace and reap timers
 
+	// observers are told what happens to sessions (observe): the saver
+	// and the cluster node, registered once at start, before anything is
+	// served; read without a lock from then on.
+	observers []sessionObserver
+
 	mu       sync.Mutex // protects the following and every liveSession's fields
 	sessions map[string]*liveSession
 	closed   bool
+}
+
+// sessionObserver is told by the lifecycle what happens to the sessions
+// it owns. The saver (persist.go) and the cluster node (cluster.go) are
+// the observers; the single-node path names neither. The first and last
+// are called with the lifecycle's lock held and must not block.
+type sessionObserver interface {
+	// sessionOwned: se is the lifecycle's now: an SSH login's (sshOwned),
+	// or started by raxol_start for the key startedBy.
+	sessionOwned(se *session.Session, sshOwned bool, startedBy string)
+	// sessionHandedOut: raxol_start is about to hand se's token out; it
+	// returns once se is where a crash cannot lose it.
+	sessionHandedOut(se *session.Session)
+	// sessionsChanged: what the lifecycle shows of its sessions changed
+	// (one started, ended, detached, was resumed, or its agents).
+	sessionsChanged()
+}
+
+// observe registers o; called at start, before anything is served.
+func (l *lifecycle) observe(o sessionObserver) { l.observers = append(l.observers, o) }
+
+func (l *lifecycle) changed() {
+	for _, o := range l.observers {
+		o.sessionsChanged()
+	}
 }
 
 // liveSession is one session's terminals. Its fields are protected by
@@ -118,8 +148,10 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	}
 	ls := &liveSession{se: se, sshOwned: true}
 	l.sessions[se.ID] = ls
-	l.s.cluster.changed()
-	l.s.persist.Load().track(se, true, "")
+	l.changed()
+	for _, o := range l.observers {
+		o.sessionOwned(se, true, "")
+	}
 	return ls, true
 }
 
@@ -153,7 +185,7 @@ func (l *lifecycle) restore(se *session.Session, r *savedSession) bool {
 		ls.reap = &reaper{active: time.Now(), version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 		l.armReapLocked(ls)
 	}
-	l.s.cluster.changed()
+	l.changed()
 	return true
 }
 
@@ -171,7 +203,7 @@ func (l *lifecycle) get(id string) (*liveSession, bool) {
 	}
 	ls := &liveSession{se: se}
 	l.sessions[id] = ls
-	l.s.cluster.changed()
+	l.changed()
 	return ls, true
 }
 
@@ -253,7 +285,7 @@ func (l *lifecycle) ready(ls *liveSession, t *terminal, p *tea.Program) {
 
 // installLocked makes t the terminal the session's sinks deliver to.
 func (l *lifecycle) installLocked(ls *liveSession, t *terminal) {
-	l.s.cluster.changed()
+	l.changed()
 	ls.se.SetKeySink(t.keySink)
 	ls.se.SetApprovalSink(t.approvalSink)
 	ls.se.SetJoinSink(t.joinSink)
@@ -267,7 +299,7 @@ func (l *lifecycle) installLocked(ls *liveSession, t *terminal) {
 // leave removes t, whose program has ended; quit reports whether its
 // human quit (ctrl+c) rather than dropped. See the lifecycle rules above.
 func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
-	defer l.s.cluster.changed()
+	defer l.changed()
 	l.mu.Lock()
 	if i := slices.Index(ls.terms, t); i >= 0 {
 		ls.terms = slices.Delete(ls.terms, i, i+1)
@@ -389,10 +421,14 @@ func (l *lifecycle) addStarted(se *session.Session, by string) bool {
 	ls.startedBy = by
 	ls.reap = &reaper{active: now, version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 	l.armReapLocked(ls)
-	l.s.persist.Load().track(se, false, by)
+	for _, o := range l.observers {
+		o.sessionOwned(se, false, by)
+	}
 	l.mu.Unlock()
 	// Saved before raxol_start answers with its token.
-	l.s.persist.Load().saveStarted(se)
+	for _, o := range l.observers {
+		o.sessionHandedOut(se)
+	}
 	return true
 }
 
@@ -512,7 +548,7 @@ func (l *lifecycle) finish(ls *liveSession, others []*terminal, reason string) {
 // sessionEnded runs when any session ends (the manager's OnEnd): terminals
 // still attached to it are told and leave.
 func (l *lifecycle) sessionEnded(se *session.Session) {
-	defer l.s.cluster.changed()
+	defer l.changed()
 	l.mu.Lock()
 	ls, ok := l.sessions[se.ID]
 	if !ok || ls.ended || ls.se != se {

@@ -245,6 +245,16 @@ func (p *persister) hook(se *session.Session) {
 	}
 }
 
+// The saver observes the lifecycle (sessionObserver): it saves what it
+// owns, and the session raxol_start hands out before its token goes.
+func (p *persister) sessionOwned(se *session.Session, sshOwned bool, startedBy string) {
+	p.track(se, sshOwned, startedBy)
+}
+func (p *persister) sessionHandedOut(se *session.Session) { p.saveStarted(se) }
+func (p *persister) sessionsChanged()                     {}
+
+var _ sessionObserver = (*persister)(nil)
+
 // saveStarted saves a session raxol_start just started before its caller
 // is given its token: a crash at any moment after cannot lose it. A
 // session that cannot be saved runs on unsaved (logged by save).

@@ -419,6 +419,12 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	}
 	// Saved sessions come back before anyone can ask for them.
 	s.persist.Store(p)
+	if p != nil {
+		s.life.observe(p)
+	}
+	if s.cluster != nil {
+		s.life.observe(s.cluster)
+	}
 	s.cluster.adoptSnapshots(p)
 	p.restoreAll(context.Background())
 	p.start()

@@ -166,15 +166,25 @@ func (c *clusterNode) announceNow(ctx context.Context) {
 	c.s.log.Warn("cluster: the directory was not updated in time; other nodes learn of the change with the next sync", "waited", announceWait)
 }
 
+// clusterPeers are the control endpoint's others in a cluster: a new
+// session starts on the least-loaded node, and the caller's sessions on
+// other nodes are stopped and listed through them.
+type clusterPeers struct {
+	c *clusterNode
+	h *headless
+}
+
+var _ others = clusterPeers{}
+
+func (p clusterPeers) announceNow(ctx context.Context) { p.c.announceNow(ctx) }
+func (p clusterPeers) nodeID() string                  { return p.c.id() }
+
 // ---- raxol_start ----
 
-// place starts a session for owner: on this node without a cluster, else
-// on the least-loaded node that is not draining.
-func (h *headless) place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure) {
-	c := h.s.cluster
-	if c == nil {
-		return h.startLocal(ctx, owner, remote, "")
-	}
+// place starts a session for owner on the least-loaded node that is not
+// draining (this one when NATS cannot be reached).
+func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure) {
+	c, h := p.c, p.h
 	if !c.node.Connected() {
 		c.s.log.Warn("cluster: NATS cannot be reached; raxol_start places the new session on this node")
 		return h.startLocal(ctx, owner, remote, "")
@@ -214,12 +224,9 @@ func (h *headless) place(ctx context.Context, owner session.Owner, remote string
 
 // stopElsewhere stops session id, which this node did not stop, on the
 // node holding it, if the caller's key started it; nil when it did.
-func (h *headless) stopElsewhere(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure {
+func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure {
 	unknown := &toolFailure{Kind: "unknown_session", Message: errUnknownSession.Error()}
-	c := h.s.cluster
-	if c == nil {
-		return unknown
-	}
+	c, h := p.c, p.h
 	if _, here := h.s.sessions.Get(id); here {
 		return unknown // this node holds it, and the caller's key did not start it
 	}
@@ -265,11 +272,8 @@ type remoteListEntry struct {
 // listElsewhere adds to local (this node's entries of raxol_list) the
 // caller's sessions on other nodes, oldest first; note is non-empty when
 // the directory could not be read (local alone is returned).
-func (h *headless) listElsewhere(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string) {
-	c := h.s.cluster
-	if c == nil {
-		return local, ""
-	}
+func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string) {
+	c := p.c
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	entries, err := c.node.Sessions(ctx)

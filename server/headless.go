@@ -57,6 +57,11 @@ type headless struct {
 	// (see limitClients).
 	clients *slots[struct{}]
 
+	// others answers for the sessions this node does not hold, and says
+	// where a new one starts: alone on a single node, the cluster's
+	// peers in a cluster (cluster_mcp.go). Set before anything is served.
+	others others
+
 	closed atomic.Bool
 	// watchMu orders close against keepPlace: no watcher is added once
 	// close has begun waiting for them.
@@ -70,6 +75,7 @@ func (s *Server) newHeadless() (*headless, error) {
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 		clients:  newSlots[struct{}](s.opts.Headless.MaxClients),
 	}
+	h.others = alone{h}
 	if s.opts.Headless.APIKeysFile == "" {
 		return h, nil
 	}
@@ -413,7 +419,7 @@ func (h *headless) start(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
 	}
-	a, fail := h.place(ctx, owner, remoteOf(req)) // cluster_mcp.go: here, or on the least-loaded node
+	a, fail := h.others.place(ctx, owner, remoteOf(req)) // here, or in a cluster on the least-loaded node
 	if fail != nil {
 		return fail.result(), nil
 	}
@@ -433,6 +439,37 @@ func (h *headless) start(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	return jsonToolResult(out), nil
 }
+
+// others is what the control endpoint asks about sessions this node
+// does not hold: where to start a new one (here, or on another node),
+// how to stop or list the caller's on other nodes, how to make a change
+// known to the other nodes, and this node's name. A single node is alone;
+// a cluster node's peers (clusterPeers, cluster_mcp.go) are the other.
+type others interface {
+	place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure)
+	stop(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure
+	list(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string)
+	announceNow(ctx context.Context)
+	nodeID() string
+}
+
+// alone is a single node: every session starts here, and none is
+// anywhere else.
+type alone struct{ h *headless }
+
+var _ others = alone{}
+
+func (a alone) place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure) {
+	return a.h.startLocal(ctx, owner, remote, "")
+}
+func (alone) stop(context.Context, string, session.Owner, string) *toolFailure {
+	return &toolFailure{Kind: "unknown_session", Message: errUnknownSession.Error()}
+}
+func (alone) list(_ context.Context, _ session.Owner, _ string, local []any) ([]any, string) {
+	return local, ""
+}
+func (alone) announceNow(context.Context) {}
+func (alone) nodeID() string              { return "" }
 
 // startAnswer is what starting a session gives raxol_start, but the
 // URLs: the node the caller reached makes those.
@@ -484,8 +521,8 @@ func (h *headless) startLocal(ctx context.Context, owner session.Owner, remote, 
 	}
 	// In a cluster, the directory knows it before the caller does, so
 	// that its URL works through every node at once.
-	h.s.cluster.announceNow(ctx)
-	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.s.cluster.id()}, nil
+	h.others.announceNow(ctx)
+	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.others.nodeID()}, nil
 }
 
 func (h *headless) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -500,14 +537,14 @@ func (h *headless) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return toolError("invalid_arguments", `want {"id": "<session id>"}`), nil
 	}
 	if !h.s.life.stopStarted(args.ID, owner.Key()) {
-		// cluster_mcp.go: on the node holding it, or unknown_session.
-		if fail := h.stopElsewhere(ctx, args.ID, owner, remoteOf(req)); fail != nil {
+		// On the node holding it, or unknown_session.
+		if fail := h.others.stop(ctx, args.ID, owner, remoteOf(req)); fail != nil {
 			return fail.result(), nil
 		}
 		return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 	}
 	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User, "remote", remoteOf(req))
-	h.s.cluster.announceNow(ctx)
+	h.others.announceNow(ctx)
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
 
@@ -532,15 +569,15 @@ func (h *headless) list(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	}
 	out := []any{}
 	for _, se := range h.s.life.startedFor(owner.Key()) {
-		en := listEntry{ID: se.ID, Node: h.s.cluster.id(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
+		en := listEntry{ID: se.ID, Node: h.others.nodeID(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
 			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})
 		}
 		out = append(out, en)
 	}
-	// cluster_mcp.go: the caller's sessions on the other nodes.
-	out, note := h.listElsewhere(ctx, owner, h.baseFor(req), out)
+	// The caller's sessions on the other nodes, in a cluster.
+	out, note := h.others.list(ctx, owner, h.baseFor(req), out)
 	res := map[string]any{"sessions": out}
 	if note != "" {
 		res["partial"], res["note"] = true, note

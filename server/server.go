@@ -424,6 +424,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	}
 	if s.cluster != nil {
 		s.life.observe(s.cluster)
+		s.headless.others = clusterPeers{c: s.cluster, h: s.headless}
 	}
 	s.cluster.adoptSnapshots(p)
 	p.restoreAll(context.Background())

@@ -50,8 +50,8 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 	url := "http://" + srv.HTTPAddr() + "/mcp"
 
 	stop := make(chan struct{})
-	attached, sampled := peak(func() int { return mcpbridge.InitializedSessions(srv.headless.server) }, stop)
-	held, heldDone := peak(srv.headless.clientCount, stop)
+	attached, sampled := peak(func() int { return mcpbridge.InitializedSessions(srv.control.server) }, stop)
+	held, heldDone := peak(srv.control.clientCount, stop)
 
 	barrier := make(chan struct{})
 	var (
@@ -110,7 +110,7 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 	if len(sessions) == 0 {
 		t.Error("no client attached at all")
 	}
-	if n := mcpbridge.InitializedSessions(srv.headless.server); n != len(sessions) {
+	if n := mcpbridge.InitializedSessions(srv.control.server); n != len(sessions) {
 		t.Errorf("the SDK holds %d client sessions, %d clients were let in", n, len(sessions))
 	}
 	// The attached ones work.
@@ -122,12 +122,12 @@ func TestCapsHeadlessClientsUnderConcurrentInitialize(t *testing.T) {
 		_ = cs.Close()
 	}
 	testkit.Eventually(t, waitShortInternal, func() bool {
-		return srv.headless.clientCount() == 0 && mcpbridge.InitializedSessions(srv.headless.server) == 0
-	}, "every place given back: %d held, %d SDK sessions", srv.headless.clientCount(), mcpbridge.InitializedSessions(srv.headless.server))
+		return srv.control.clientCount() == 0 && mcpbridge.InitializedSessions(srv.control.server) == 0
+	}, "every place given back: %d held, %d SDK sessions", srv.control.clientCount(), mcpbridge.InitializedSessions(srv.control.server))
 	for range limit {
 		control(t, srv, keyB)
 	}
-	if n := srv.headless.clientCount(); n != limit {
+	if n := srv.control.clientCount(); n != limit {
 		t.Fatalf("%d places held by %d new clients", n, limit)
 	}
 }
@@ -224,11 +224,11 @@ func TestCapsHeadlessSessionsWithoutAClientHoldNoPlace(t *testing.T) {
 	}
 	// The last request's place is given back as its handler returns,
 	// just after the client read the answer.
-	testkit.Eventually(t, 5*time.Second, func() bool { return srv.headless.clientCount() == 0 },
-		"%d places held by sessions with no client", srv.headless.clientCount())
+	testkit.Eventually(t, 5*time.Second, func() bool { return srv.control.clientCount() == 0 },
+		"%d places held by sessions with no client", srv.control.clientCount())
 	open := func() int {
 		n := 0
-		for range srv.headless.server.Sessions() {
+		for range srv.control.server.Sessions() {
 			n++
 		}
 		return n

@@ -171,7 +171,7 @@ func (c *clusterNode) announceNow(ctx context.Context) {
 // other nodes are stopped and listed through them.
 type clusterPeers struct {
 	c *clusterNode
-	h *headless
+	h *controlEndpoint
 }
 
 var _ others = clusterPeers{}
@@ -391,7 +391,7 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		c.refuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
 		return
 	}
-	h := c.s.headless
+	h := c.s.control
 	op := strings.TrimPrefix(r.URL.Path, peerPathPrefix)
 	if op != "start" && op != "stop" {
 		http.Error(w, fmt.Sprintf("no peer endpoint %q", op), http.StatusNotFound)

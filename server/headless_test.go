@@ -462,7 +462,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		// The attached clients work, and a closed one frees its place.
 		testkit.MustCall(t, b, ToolList, nil)
 		_ = a.Close()
-		testkit.Eventually(t, 5*time.Second, func() bool { return srv.headless.clientCount() < 2 }, "the closed client to leave")
+		testkit.Eventually(t, 5*time.Second, func() bool { return srv.control.clientCount() < 2 }, "the closed client to leave")
 		control(t, srv, keyA)
 	})
 	t.Run("idle", func(t *testing.T) {

@@ -97,9 +97,9 @@ type Server struct {
 	cluster     *clusterNode
 	bridge      *mcpbridge.Bridge
 	policy      authz.Policy
-	headless    *headless     // /mcp, headless sessions and join codes
-	channels    channelCounts // session channels open per SSH connection
-	traces      authTraces    // authentication of connections in their handshake
+	control     *controlEndpoint // the control endpoint: /mcp, its sessions and join codes
+	channels    channelCounts    // session channels open per SSH connection
+	traces      authTraces       // authentication of connections in their handshake
 	ssh         *ssh.Server
 	http        *http.Server
 	mcpMux      *http.ServeMux // the MCP endpoints, as Handler
@@ -235,7 +235,7 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("server: MCP endpoints: %w", err)
 	}
 	s.policy = policy
-	if s.headless, err = s.newHeadless(); err != nil {
+	if s.control, err = s.newControlEndpoint(); err != nil {
 		return nil, err
 	}
 	s.admit = newAdmission(opts.Limits.MaxConnections, opts.Limits.MaxPerIP, opts.Limits.MaxAuthFailures, opts.Limits.AuthFailureWindow, s.metrics)
@@ -250,7 +250,7 @@ func New(app App, opts Options) (*Server, error) {
 		}
 		s.bridge.ServeHTTP(w, r)
 	}))
-	s.mcpMux.Handle("/mcp", s.headless)
+	s.mcpMux.Handle("/mcp", s.control)
 	mux := http.NewServeMux()
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cluster != nil {
@@ -424,7 +424,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	}
 	if s.cluster != nil {
 		s.life.observe(s.cluster)
-		s.headless.others = clusterPeers{c: s.cluster, h: s.headless}
+		s.control.others = clusterPeers{c: s.cluster, h: s.control}
 	}
 	s.cluster.adoptSnapshots(p)
 	p.restoreAll(context.Background())
@@ -653,7 +653,7 @@ func (s *Server) logPosture() {
 		"idle_timeout", l.IdleTimeout,
 		"max_session_duration", l.MaxSessionDuration,
 		"mcp_policy", s.policy.Describe,
-		"headless_mcp", s.headless.posture(),
+		"headless_mcp", s.control.posture(),
 		"public_url", s.describePublicURL(),
 		"cluster", s.cluster.describe(),
 		"snapshots", s.describeSnapshots(),
@@ -710,7 +710,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.life.close()
 	// MCP clients first: a hanging SSE stream would hold the HTTP drain.
 	s.bridge.Close()
-	s.headless.close()
+	s.control.close()
 	if started {
 		if err := s.ssh.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("ssh drain: %w", err))

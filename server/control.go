@@ -38,11 +38,12 @@ const (
 	controlBodyLimit = 1 << 20
 )
 
-// headless holds what the server does for sessions without an owner
-// terminal: the server-level MCP endpoint /mcp (raxol_start, raxol_stop,
-// raxol_list) behind operator-issued API keys, the idle reaper of the
-// sessions it starts, and one-time join codes.
-type headless struct {
+// controlEndpoint is the control endpoint: the server-level MCP endpoint
+// /mcp (raxol_start, raxol_stop, raxol_list) behind operator-issued API
+// keys, for sessions started without an owner terminal (the options and
+// the public names say "headless": Options.Headless, StartHeadless), with
+// the idle reaper of the sessions it starts and one-time join codes.
+type controlEndpoint struct {
 	// Fixed at creation.
 	s       *Server
 	keys    [][sha256.Size]byte // SHA-256 of each API key; nil: /mcp is off
@@ -69,8 +70,8 @@ type headless struct {
 	watchers sync.WaitGroup // one per client holding a place: gives it back when the client ends
 }
 
-func (s *Server) newHeadless() (*headless, error) {
-	h := &headless{
+func (s *Server) newControlEndpoint() (*controlEndpoint, error) {
+	h := &controlEndpoint{
 		s:        s,
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 		clients:  newSlots[struct{}](s.opts.Headless.MaxClients),
@@ -148,7 +149,7 @@ func apiKeyOwner(sum [sha256.Size]byte) session.Owner {
 
 // check reports whether token is one of the API keys, comparing its
 // SHA-256 with every key's in constant time, and returns the key's sum.
-func (h *headless) check(token string) (sum [sha256.Size]byte, ok bool) {
+func (h *controlEndpoint) check(token string) (sum [sha256.Size]byte, ok bool) {
 	sum = sha256.Sum256([]byte(token))
 	match := 0
 	for _, k := range h.keys {
@@ -160,7 +161,7 @@ func (h *headless) check(token string) (sum [sha256.Size]byte, ok bool) {
 // verify is the bearer-token check of the go-sdk's middleware; wrong keys
 // were counted by ServeHTTP before. The identity it returns carries the
 // request's client address, for the logs of what the request does.
-func (h *headless) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+func (h *controlEndpoint) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	sum, ok := h.check(token)
 	if !ok {
 		h.s.metrics.MCPRejected("unauthorized")
@@ -194,7 +195,7 @@ func bearerToken(r *http.Request) (string, bool) {
 // carries a wrong one, and reports whether that budget was already used
 // up. A right key never touches the budget, so guesses from the same
 // address never lock it out; a request without a key guesses nothing.
-func (h *headless) wrongKeyThrottled(r *http.Request) bool {
+func (h *controlEndpoint) wrongKeyThrottled(r *http.Request) bool {
 	token, ok := bearerToken(r)
 	if !ok {
 		return false
@@ -212,7 +213,7 @@ func (h *headless) wrongKeyThrottled(r *http.Request) bool {
 // checks, then the API key (a wrong one spends the address's budget of
 // wrong keys, and is answered 429 once that is used up), then the MCP
 // server.
-func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *controlEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.handler == nil || h.isClosed() {
 		http.NotFound(w, r)
 		return
@@ -254,7 +255,7 @@ func (h *headless) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // trickled a byte at a time would hold its handler for as long as the
 // client likes. A JSON-RPC batch of more than Options.MCP.MaxBatch
 // messages is refused.
-func (h *headless) readBody(next http.Handler) http.Handler {
+func (h *controlEndpoint) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, controlBodyLimit)
 		if code, err := mcpbridge.ReadBody(w, r, h.s.opts.MCP.BodyTimeout, h.s.opts.MCP.MaxBatch); err != nil {
@@ -275,7 +276,7 @@ func (h *headless) readBody(next http.Handler) http.Handler {
 // given back as the request ends when it opened none (a failed
 // initialize, whose session the SDK closes at once; any other error; a
 // panic).
-func (h *headless) limitClients(next http.Handler) http.Handler {
+func (h *controlEndpoint) limitClients(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
@@ -304,7 +305,7 @@ func (h *headless) limitClients(next http.Handler) http.Handler {
 // request opened none, or it ended already), or /mcp is closing (the
 // session is closed then: close may have looked for sessions before this
 // one was there).
-func (h *headless) keepPlace(id string, release func()) bool {
+func (h *controlEndpoint) keepPlace(id string, release func()) bool {
 	if id == "" {
 		return false
 	}
@@ -338,20 +339,20 @@ func (h *headless) keepPlace(id string, release func()) bool {
 
 // clientCount is the number of /mcp clients holding a place now: the
 // clients attached, and requests that may open one in flight.
-func (h *headless) clientCount() int { return h.clients.held(struct{}{}) }
+func (h *controlEndpoint) clientCount() int { return h.clients.held(struct{}{}) }
 
-func (h *headless) posture() string {
+func (h *controlEndpoint) posture() string {
 	if h.handler == nil {
 		return "off (no " + h.s.opts.setting("Options.Headless.APIKeysFile") + ")"
 	}
 	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.s.opts.Headless.IdleTimeout)
 }
 
-func (h *headless) isClosed() bool { return h.closed.Load() }
+func (h *controlEndpoint) isClosed() bool { return h.closed.Load() }
 
 // close disconnects /mcp clients; the sessions themselves end with every
 // other one at shutdown (the lifecycle stops their reapers).
-func (h *headless) close() {
+func (h *controlEndpoint) close() {
 	h.watchMu.Lock()
 	h.closed.Store(true)
 	h.watchMu.Unlock()
@@ -365,7 +366,7 @@ func (h *headless) close() {
 
 // ---- tools ----
 
-func (h *headless) addTools() {
+func (h *controlEndpoint) addTools() {
 	h.server.AddTool(&mcp.Tool{
 		Name:        ToolStart,
 		Description: "Start a new session of the app with no terminal attached (in a cluster, on the least-loaded node; its URLs are of the node you called, which passes requests on). Returns its id, its own MCP endpoints (mcp_url for Streamable HTTP, sse_url for SSE) with the bearer token to use on them, and a one-time join code with the SSH command a human runs to join it.",
@@ -396,7 +397,7 @@ const hostHeader = "X-Raxol-Request-Host"
 // baseFor is the base URL of the session endpoints for the caller of req:
 // Options.MCP.PublicURL when set; else the host the caller reached /mcp by, which
 // it can reach the sessions by too; else the listener's address.
-func (h *headless) baseFor(req *mcp.CallToolRequest) string {
+func (h *controlEndpoint) baseFor(req *mcp.CallToolRequest) string {
 	if h.s.opts.MCP.PublicURL == "" && req.Extra != nil {
 		if host := req.Extra.Header.Get(hostHeader); host != "" {
 			return "http://" + host
@@ -414,7 +415,7 @@ func callerOf(req *mcp.CallToolRequest) (session.Owner, bool) {
 	return o, ok && o.User != ""
 }
 
-func (h *headless) start(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *controlEndpoint) start(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
@@ -455,7 +456,7 @@ type others interface {
 
 // alone is a single node: every session starts here, and none is
 // anywhere else.
-type alone struct{ h *headless }
+type alone struct{ h *controlEndpoint }
 
 var _ others = alone{}
 
@@ -494,7 +495,7 @@ func (f *toolFailure) result() *mcp.CallToolResult { return toolError(f.Kind, f.
 // does: under the owner's cap, reaped when idle, with a one-time join
 // code. remote is the client's address and peer the node that asked
 // ("" when the client called this node), for the log.
-func (h *headless) startLocal(ctx context.Context, owner session.Owner, remote, peer string) (startAnswer, *toolFailure) {
+func (h *controlEndpoint) startLocal(ctx context.Context, owner session.Owner, remote, peer string) (startAnswer, *toolFailure) {
 	stopping := &toolFailure{Kind: "start_failed", Message: "the server is stopping", elsewhere: true}
 	se, end, err := h.s.StartHeadless(owner)
 	switch {
@@ -525,7 +526,7 @@ func (h *headless) startLocal(ctx context.Context, owner session.Owner, remote, 
 	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.others.nodeID()}, nil
 }
 
-func (h *headless) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *controlEndpoint) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
@@ -562,7 +563,7 @@ type attached struct {
 	Name string `json:"name"`
 }
 
-func (h *headless) list(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (h *controlEndpoint) list(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	owner, ok := callerOf(req)
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
@@ -603,7 +604,7 @@ func sensitiveControl(name string) (sensitive, known bool) {
 	return false, false
 }
 
-func (h *headless) listable(name string, actx authz.Context) bool {
+func (h *controlEndpoint) listable(name string, actx authz.Context) bool {
 	p := h.s.policy
 	sensitive, known := sensitiveControl(name)
 	if !known || (sensitive && !p.ToolConfigured()) {
@@ -613,7 +614,7 @@ func (h *headless) listable(name string, actx authz.Context) bool {
 	return !panicked && d.Kind == authz.KindAllow
 }
 
-func (h *headless) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
+func (h *controlEndpoint) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
 	p := h.s.policy
 	name := r.Params.Name
 	sensitive, known := sensitiveControl(name)

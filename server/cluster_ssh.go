@@ -174,13 +174,21 @@ func (s *Server) answerPeerProof(ctx ssh.Context, _ *ssh.Server, _ *gossh.Reques
 	return true, gossh.Marshal(sig)
 }
 
+// sshPeers are an SSH connection's other nodes in a cluster: a
+// connection made with the cluster's peer key is a peer's bridged one,
+// and a join or resume of a session another node holds is bridged there.
+type sshPeers struct{ s *Server }
+
+var _ sshElsewhere = sshPeers{}
+
 // acceptBridged takes the carried identity of a connection authenticated
 // with the cluster's peer key: the human's user, key and address replace
 // the peer's, and its admission slot moves to that address. It returns
 // why such a connection is refused, or "" (also for every ordinary
 // client, whose RAXOL_BRIDGE_* variables are ignored). Call it before
 // the connection starts.
-func (s *Server) acceptBridged(c *conn) string {
+func (p sshPeers) acceptBridged(c *conn) string {
+	s := p.s
 	if !s.cluster.isPeerKey(c.sess.PublicKey()) {
 		return ""
 	}
@@ -273,7 +281,8 @@ func isBridgeToken(s string) bool {
 // false when the directory does not (or the id cannot be a session's):
 // the caller then answers as for any unknown id. A client bridged in from
 // a peer is never bridged on.
-func (s *Server) bridgeAttach(c *conn, verb, id, code string) bool {
+func (p sshPeers) bridgeAttach(c *conn, verb, id, code string) bool {
+	s := p.s
 	cn := s.cluster
 	if cn == nil || c.bridgedIn || !isBridgeToken(id) {
 		return false

@@ -22,6 +22,26 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
+// sshElsewhere is what an SSH connection asks about other nodes: whether
+// it is a peer node's bridged connection (acceptBridged: "" to go on, else
+// why it is refused), and whether the session a join or resume names is
+// held by another node, bridging the terminal there (bridgeAttach). A
+// single node is sshAlone; a cluster node's peers are sshPeers
+// (cluster_ssh.go).
+type sshElsewhere interface {
+	acceptBridged(c *conn) string
+	bridgeAttach(c *conn, verb, id, code string) bool
+}
+
+// sshAlone is a single node: no connection is a peer's, and every session
+// is here or nowhere.
+type sshAlone struct{}
+
+var _ sshElsewhere = sshAlone{}
+
+func (sshAlone) acceptBridged(*conn) string                      { return "" }
+func (sshAlone) bridgeAttach(*conn, string, string, string) bool { return false }
+
 // ending records why a session is ending; the first reason wins.
 type ending struct {
 	mu      sync.Mutex
@@ -69,7 +89,7 @@ func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 			c.end.set(metrics.OutcomeRejected, reason)
 			return
 		}
-		if reason := s.acceptBridged(c); reason != "" { // see cluster_ssh.go
+		if reason := s.sshOthers.acceptBridged(c); reason != "" {
 			c.end.set(metrics.OutcomeRejected, reason)
 			return
 		}

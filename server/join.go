@@ -43,7 +43,7 @@ const (
 // code), and anyone else's resume gets the unknown-session line.
 func (s *Server) attachCmd(c *conn, verb, id, code string) {
 	ls, ok := s.life.get(id)
-	if !ok && s.bridgeAttach(c, verb, id, code) { // held by another node: cluster_ssh.go
+	if !ok && s.sshOthers.bridgeAttach(c, verb, id, code) { // held by another node
 		return
 	}
 	if ok && c.isOwnerOf(ls.se) {

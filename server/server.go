@@ -94,12 +94,15 @@ type Server struct {
 	httpProxies trustedProxies    // whose X-Forwarded-For is believed
 	// cluster is the node's membership (Options.Cluster), nil for a
 	// single node; set by StartOn before anything is served.
-	cluster     *clusterNode
-	bridge      *mcpbridge.Bridge
-	policy      authz.Policy
-	control     *controlEndpoint // the control endpoint: /mcp, its sessions and join codes
-	channels    channelCounts    // session channels open per SSH connection
-	traces      authTraces       // authentication of connections in their handshake
+	cluster *clusterNode
+	bridge  *mcpbridge.Bridge
+	policy  authz.Policy
+	control *controlEndpoint // the control endpoint: /mcp, its sessions and join codes
+	// sshOthers answers an SSH connection's questions about other nodes:
+	// sshAlone on a single node, sshPeers in a cluster (set at start).
+	sshOthers   sshElsewhere
+	channels    channelCounts // session channels open per SSH connection
+	traces      authTraces    // authentication of connections in their handshake
 	ssh         *ssh.Server
 	http        *http.Server
 	mcpMux      *http.ServeMux // the MCP endpoints, as Handler
@@ -142,11 +145,12 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		app:     app,
-		opts:    opts,
-		log:     opts.Logger,
-		metrics: opts.Metrics,
-		progs:   make(map[*tea.Program]struct{}),
+		sshOthers: sshAlone{},
+		app:       app,
+		opts:      opts,
+		log:       opts.Logger,
+		metrics:   opts.Metrics,
+		progs:     make(map[*tea.Program]struct{}),
 	}
 	s.life = newLifecycle(s)
 
@@ -425,6 +429,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	if s.cluster != nil {
 		s.life.observe(s.cluster)
 		s.control.others = clusterPeers{c: s.cluster, h: s.control}
+		s.sshOthers = sshPeers{s}
 	}
 	s.cluster.adoptSnapshots(p)
 	p.restoreAll(context.Background())

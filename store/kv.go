@@ -244,26 +244,8 @@ func (k *KV) Put(ctx context.Context, id string, data []byte) error {
 
 // Get returns what is saved under id.
 func (k *KV) Get(ctx context.Context, id string) ([]byte, error) {
-	end, err := k.begin("get", id)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	ctx, cancel := opCtx(ctx)
-	defer cancel()
-	var e jetstream.KeyValueEntry
-	err = k.retry(ctx, func() (err error) { e, err = k.kv.Get(ctx, kvPrefix+id); return err })
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
-		return nil, fmt.Errorf("store: get %s: %w", id, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("store: get %s from nats kv %s: %w", id, k.bucket, k.classify(ctx, err))
-	}
-	v := e.Value()
-	if v == nil {
-		v = []byte{}
-	}
-	return v, nil
+	data, _, err := k.GetRev(ctx, id)
+	return data, err
 }
 
 // Delete removes id: a purge whose marker expires after a minute, so that

@@ -608,6 +608,9 @@ func TestClientCapAndRateLimit(t *testing.T) {
 		t.Fatalf("%d of 6 rapid calls were rate limited with a burst of 3", limited)
 	}
 	// The client is still connected and works once the bucket refills.
+	// Stays a wall-clock wait: this test is the loopback-socket one, and the
+	// next token (1 call/s) is time, not an event; TestRateLimitRefillsOnTime
+	// checks the refill exactly on the bubble's clock.
 	time.Sleep(1100 * time.Millisecond)
 	if out, isErr := call(t, cs, "app.name.get_value", nil); isErr {
 		t.Fatalf("after waiting: %v", out)

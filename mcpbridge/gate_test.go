@@ -49,7 +49,7 @@ func (e *env) listen(cs *mcp.ClientSession, uris []string, d time.Duration, chan
 	}
 	defer resp.Body.Close()
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the change lands while the refused stream is open: the server sends no event for "open"
 		change()
 	}()
 	b, _ := io.ReadAll(resp.Body) // the deadline ends a stream that hangs
@@ -121,7 +121,7 @@ func TestNoResourceContentByAnyMethodWithoutTheReadPolicy(t *testing.T) {
 	if after := readDenials(e.metrics); after != before+1 {
 		t.Errorf("read denials %v -> %v, want one more for the listen", before, after)
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // negative check: an update would have arrived by now; none is an event to await
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if len(n.updates) != 0 {

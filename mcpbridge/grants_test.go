@@ -135,7 +135,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 1 }, "the human was not asked about the raw POST's call")
 	drop()
 	waitWithdrawn("streamable POST dropped", ch)
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // negative check: a withdrawn call that ran anyway would have folded by now
 	if model(e.session).Presses != 0 {
 		t.Fatal("a withdrawn call ran")
 	}
@@ -203,7 +203,7 @@ func TestPromptsAreWithdrawnWhenTheirRequestGoesAway(t *testing.T) {
 	testkit.Eventually(t, 5*time.Second, func() bool { return asked.Load() == 5 }, "the human was not asked about the SSE client's call")
 	kill()
 	waitWithdrawn("SSE stream ended", ch)
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // negative check: a withdrawn call that ran anyway would have folded by now
 	if m := model(e.session); m.Agree || m.Presses != 0 || m.Open {
 		t.Fatalf("a withdrawn call ran: %+v", model(e.session))
 	}

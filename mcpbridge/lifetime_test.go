@@ -171,7 +171,7 @@ func TestIdleClientsAreClosed(t *testing.T) {
 		if err := busySSE.CallTool("app.name.get_value"); err != nil {
 			t.Fatalf("a working SSE client: %v", err)
 		}
-		time.Sleep(idle / 4)
+		time.Sleep(idle / 4) // the busy clients' pace: a call well within each idle period
 	}
 	select {
 	case <-quietSSE.Done:

@@ -168,7 +168,7 @@ func testToolsListFollowsFocus(t *testing.T, sse bool) {
 	testkit.Eventually(t, 5*time.Second, func() bool { return marked(listTools(t, cs)) == nil }, "a mark on tools/list with no focus")
 
 	// Focus moves that keep the set send no list_changed.
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // negative check: longer than the SDK's 10ms list_changed debounce
 	n.mu.Lock()
 	chg := n.listChg
 	n.mu.Unlock()

@@ -387,6 +387,8 @@ func TestNoAnswerCarriesWhatTheReadPolicyHides(t *testing.T) {
 				return
 			}
 			// A client that may read would have had its patches by now.
+			// Stays a sleep: a negative check, and no client on this
+			// server may read, so none can show the patches went out.
 			time.Sleep(time.Second)
 			if got := readers.received(); got != "" {
 				t.Fatalf("resource updates reached a client that may not read: %s", got)

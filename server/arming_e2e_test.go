@@ -52,7 +52,7 @@ func TestTypingDoesNotAnswerAPromptThatAppearsMidTyping(t *testing.T) {
 			typed.Add(1)
 		}
 	})
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // the human is well into typing
 
 	// Mid-typing, the agent asks.
 	res := make(chan map[string]any, 1)

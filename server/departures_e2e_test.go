@@ -193,7 +193,7 @@ func TestMCPRemoteClientsDoNotLockOutAnAgent(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("a third agent was locked out by two mcp-remote clients: %v", err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // poll interval: until the third agent gets a place
 	}
 	defer third.Close()
 	if _, err := third.ListTools(context.Background(), nil); err != nil {

@@ -108,7 +108,8 @@ func TestFencingClaimLostEndsTheCopyWithoutSavingOverTheWinner(t *testing.T) {
 	}
 
 	// Several save intervals and directory syncs later, the winner's
-	// snapshot and entry are as b wrote them.
+	// snapshot and entry are as b wrote them. A negative check: a write
+	// over the winner's would have landed by now, and none is an event.
 	time.Sleep(2 * time.Second)
 	if got, err := snaps.Get(ctx, "snap."+id); err != nil || got.Revision() != winnerSnap {
 		t.Fatalf("the winner's snapshot after a gave up: %v, %v; want revision %d untouched", got, err, winnerSnap)

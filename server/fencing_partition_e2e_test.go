@@ -142,7 +142,7 @@ func TestFencingAPartitionedNodeStopsAcknowledgingBeforeItsSessionIsAdopted(t *t
 		t.Fatal(err)
 	}
 	claimedAt := entry.Created()
-	time.Sleep(time.Second) // a's agent keeps trying meanwhile
+	time.Sleep(time.Second) // a's agent keeps trying meanwhile: the window in which a late acknowledgement would show
 	ackMu.Lock()
 	last := lastAck
 	ackMu.Unlock()

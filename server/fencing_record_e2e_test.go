@@ -63,7 +63,7 @@ func TestFencingARecordAnotherNodeWroteIsNeverWrittenOver(t *testing.T) {
 	testkit.Eventually(t, 5*time.Second, func() bool {
 		return strings.Contains(owner.Screen()+owner.Stderr(), "moved to another node")
 	}, "the owner's terminal is told the session moved")
-	time.Sleep(time.Second) // many save intervals
+	time.Sleep(time.Second) // many save intervals: a negative check, an overwrite would have landed by now
 	if got, err := snaps.Get(ctx, "snap."+id); err != nil || got.Revision() != foreign {
 		t.Fatalf("the other writer's record after a gave up: %v, %v; want revision %d untouched", got, err, foreign)
 	}

@@ -61,7 +61,7 @@ func TestFencingNATSRestartKeepsEverySessionAtItsHome(t *testing.T) {
 	// Degraded, before and after the lease lapsed (a lease is the TTL
 	// less a heartbeat: 2 s here).
 	for _, at := range []time.Duration{0, 3 * time.Second} {
-		time.Sleep(time.Until(down.Add(at)))
+		time.Sleep(time.Until(down.Add(at))) // the scenario's clock: at, into the outage
 		for _, h := range sessions {
 			if _, ok := h.home.Sessions().Get(h.id); !ok {
 				t.Fatalf("node %s dropped its session during the outage", h.home.id)
@@ -90,7 +90,7 @@ func TestFencingNATSRestartKeepsEverySessionAtItsHome(t *testing.T) {
 	t.Logf("every session served again %v after NATS came back", time.Since(back).Round(time.Millisecond))
 	// Two TTLs later nobody adopted anything: each session has one copy,
 	// at its home, holding the last acknowledged write.
-	time.Sleep(time.Until(back.Add(7 * time.Second)))
+	time.Sleep(time.Until(back.Add(7 * time.Second))) // negative check: an adoption would have happened by now
 	for _, h := range sessions {
 		if got := adopters(nodes, h.id); len(got) != 1 || got[0] != h.home {
 			t.Errorf("session of %s is held by %d nodes after the restart, want only its home", h.home.id, len(got))

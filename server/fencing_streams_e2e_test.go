@@ -189,7 +189,7 @@ func TestFencingRestartingTheStreamsServerSplitsNoSession(t *testing.T) {
 			"node %s's agent acknowledged again after the streams came back", h.home.id)
 	}
 	t.Logf("agents acknowledged again %v after the restart", time.Since(back).Round(time.Millisecond))
-	time.Sleep(time.Until(back.Add(7 * time.Second))) // two TTLs and more
+	time.Sleep(time.Until(back.Add(7 * time.Second))) // two TTLs and more: the agents keep writing while a split could happen
 	stop()
 	wg.Wait()
 	for _, h := range sessions {

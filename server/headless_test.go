@@ -472,7 +472,7 @@ func TestHeadlessLimitsAndLifetime(t *testing.T) {
 		busy := testkit.MustCall(t, a, ToolStart, nil)
 		ag := dial(t, busy["mcp_url"].(string), busy["token"].(string), "busy-agent")
 		testkit.Eventually(t, 5*time.Second, func() bool { _, live := srv.Sessions().Get(idle); return !live }, "the idle session to end")
-		time.Sleep(600 * time.Millisecond)
+		time.Sleep(600 * time.Millisecond) // negative check: two idle timeouts; an ending that does not come has no event
 		if _, live := srv.Sessions().Get(busy["id"].(string)); !live {
 			t.Fatal("a session with an agent attached ended as idle")
 		}

@@ -112,7 +112,7 @@ func TestQuietAgentsKeepTheirSessionOverSSH(t *testing.T) {
 	}
 	human.WaitFor(t, both, waitLong)
 
-	time.Sleep(30 * keepAlive)
+	time.Sleep(30 * keepAlive) // the agents think, quiet for 30 keepalive rounds: the scenario itself
 	if err := getValue(quiet); err != nil {
 		t.Fatalf("the Streamable client without a GET stream, after thinking: %v", err)
 	}

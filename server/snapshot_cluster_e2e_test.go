@@ -59,7 +59,10 @@ func adopters(ns []*clusterNode, id string) []*clusterNode {
 func requireOneAdopter(t *testing.T, ns []*clusterNode, id string) *clusterNode {
 	t.Helper()
 	testkit.Eventually(t, 20*time.Second, func() bool { return len(adopters(ns, id)) > 0 }, "a node to adopt the session")
-	time.Sleep(2 * time.Second) // every node has handled the loss by now
+	// Stays a sleep (a negative check): every node has handled the loss by
+	// now, each on its own clock, and a node whose claim lost counts nothing
+	// an Eventually could await; a second adopter would show within it.
+	time.Sleep(2 * time.Second)
 	got := adopters(ns, id)
 	if len(got) != 1 {
 		t.Fatalf("%d nodes adopted the session, want exactly 1", len(got))

@@ -248,7 +248,7 @@ func TestSnapshotEndedSessionsLeaveTheStore(t *testing.T) {
 		}, "the session to end")
 		c.Close()
 	}
-	time.Sleep(200 * time.Millisecond) // a few saver ticks: the deletes
+	time.Sleep(200 * time.Millisecond) // a few saver ticks: the deletes (the store can be read only once the server stopped)
 	stop(t, srv)
 	if ids := savedIDs(t, dir); len(ids) != 0 {
 		t.Fatalf("ended sessions still saved: %v", ids)

@@ -210,10 +210,10 @@ func TestMonochromeAndLinuxColours(t *testing.T) {
 	for _, c := range []*client{vt, linux} {
 		c.Key(keyTab)
 		c.Key(keyTab)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // a frame between the keys
 		c.Key(keyDown)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // the last frames drawn: a negative check on their bytes follows
 
 	raw := vt.Raw()
 	if p := colourSGR(raw); p != "" {

@@ -3,7 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +30,36 @@ func durableNode(t *testing.T) (n *node, args []string, owner *testkit.Term, key
 	owner = testkit.RunAs(t, args[3], "alice", key, "")
 	owner.WaitFor("Services (")
 	return n, args, owner, key
+}
+
+// waitSaved waits until the node started with args has written a
+// snapshot (raxol_snapshots_saved_total on its --http-addr): its one
+// session is on disk.
+func waitSaved(t *testing.T, args []string) {
+	t.Helper()
+	addr := args[slices.Index(args, "--http-addr")+1]
+	testkit.Eventually(t, 10*time.Second, func() bool { return snapshotsSaved(addr) >= 1 }, "the saver to write the session")
+}
+
+// snapshotsSaved reads raxol_snapshots_saved_total from the /metrics of
+// the node on addr; 0 when it cannot.
+func snapshotsSaved(addr string) float64 {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, "raxol_snapshots_saved_total "); ok {
+			f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return f
+		}
+	}
+	return 0
 }
 
 // attachPanel opens the attach panel and returns the session's URL, id and
@@ -109,7 +143,7 @@ func TestDurableRotationSurvivesKill(t *testing.T) {
 			n, args, owner, _ := durableNode(t)
 			url, _, old := attachPanel(t, owner)
 			fresh := rotate(t, owner, old)
-			time.Sleep(delay)
+			time.Sleep(delay) // the case's kill delay after the rotation
 			n.kill(t)
 			owner.Close()
 
@@ -130,7 +164,7 @@ func TestDurableRotationTwiceSurvivesKill(t *testing.T) {
 	n, args, owner, _ := durableNode(t)
 	// Let the saver write the session once, with its first token.
 	url, _, first := attachPanel(t, owner)
-	time.Sleep(1500 * time.Millisecond)
+	waitSaved(t, args)
 	second := rotate(t, owner, first)
 	third := rotate(t, owner, second)
 	n.kill(t)
@@ -151,8 +185,8 @@ func TestDurableQuitSurvivesKill(t *testing.T) {
 	t.Parallel()
 	n, args, owner, _ := durableNode(t)
 	url, _, token := attachPanel(t, owner)
-	time.Sleep(1500 * time.Millisecond) // the saver's tick has written it, fix or not
-	owner.Type("\x03")                  // ctrl+c
+	waitSaved(t, args) // the saver's tick has written it, fix or not
+	owner.Type("\x03") // ctrl+c
 	owner.WaitExit()
 	n.kill(t)
 
@@ -173,9 +207,9 @@ func TestDurablePauseSurvivesKill(t *testing.T) {
 	t.Parallel()
 	n, args, owner, key := durableNode(t)
 	url, id, token := attachPanel(t, owner)
-	owner.Type("\x0f")                  // ctrl+o closes the panel: the status bar shows
-	time.Sleep(1500 * time.Millisecond) // the saver's tick has written it unpaused, fix or not
-	owner.Type("\x10")                  // ctrl+p
+	owner.Type("\x0f") // ctrl+o closes the panel: the status bar shows
+	waitSaved(t, args) // the saver's tick has written it unpaused, fix or not
+	owner.Type("\x10") // ctrl+p
 	owner.WaitFor("AGENTS PAUSED")
 	n.kill(t)
 	owner.Close()

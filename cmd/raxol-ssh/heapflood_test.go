@@ -269,7 +269,7 @@ func TestHeapFloodChild(t *testing.T) {
 	if h, err := strconv.Atoi(os.Getenv("RAXOL_TEST_FLOOD_HEADROOM")); err == nil && h > 0 {
 		rep.Headroom = uint64(h) << 20
 	}
-	time.Sleep(2 * gcpace.DefaultTick)
+	time.Sleep(2 * gcpace.DefaultTick) // the pacer looks at this heap twice before the flood; it reports no event
 
 	stop := make(chan struct{})
 	var mu sync.Mutex
@@ -333,7 +333,7 @@ func TestHeapFloodChild(t *testing.T) {
 		if rep.After < rep.Baseline+32<<20 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // poll interval
 	}
 	// What the flood left live: on a loaded machine the server may still
 	// be working through what the clients sent, and their sessions close
@@ -344,7 +344,7 @@ func TestHeapFloodChild(t *testing.T) {
 		if rep.AfterGC < rep.Baseline+32<<20 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // poll interval between forced collections
 	}
 	if f := os.Getenv("RAXOL_TEST_FLOOD_HEAPPROFILE"); f != "" {
 		w, err := os.Create(f)

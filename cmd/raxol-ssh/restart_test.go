@@ -126,7 +126,7 @@ func restartCase(t *testing.T, sig syscall.Signal, settle time.Duration) {
 	}
 	selectRow(t, ag, 1)
 	owner.WaitFor("Selected auth")
-	time.Sleep(settle)
+	time.Sleep(settle) // the case's delay between the last change and the stop
 	n.stop(t, sig)
 	owner.Close()
 

@@ -182,7 +182,7 @@ func TestADrainedNodeIsGoneAtOnce(t *testing.T) {
 		if b.LeastLoaded().ID == "a" {
 			t.Fatal("b.LeastLoaded() returned the drained node a")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // poll interval of a negative check over two heartbeats
 	}
 	if slices.Contains(nodeIDs(b), "a") {
 		t.Error("a is back in b's view after its drain")
@@ -290,7 +290,7 @@ func TestAPeerWhoseExpiryIsNeverShownIsLostByThisNodesClock(t *testing.T) {
 		t.Fatalf("a declared lost %v after it went, before a TTL (%v)", took, testTTL)
 	}
 	t.Logf("a declared lost %v after it went", at.Sub(killed).Round(time.Millisecond))
-	time.Sleep(testTTL) // c keeps beating: never lost
+	time.Sleep(testTTL) // c keeps beating: never lost (negative check: a loss would be declared within a TTL)
 	if _, _, ok := lost.get("c"); ok {
 		t.Fatal("b declared c lost, which is alive")
 	}

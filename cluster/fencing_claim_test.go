@@ -68,7 +68,7 @@ func TestFencingAClaimTakenByAnotherNodeIsGivenUp(t *testing.T) {
 	if err := a.Announce(ctx, SessionEntry{ID: "s1", Owner: "o", Detached: true}); !errors.Is(err, ErrClaimLost) {
 		t.Fatalf("Announce(s1) after b's claim = %v, want ErrClaimLost", err)
 	}
-	time.Sleep(2 * testHeartbeat)
+	time.Sleep(2 * testHeartbeat) // negative check: the heartbeat's retries would have written over b's entry by now
 	if err := a.Forget(ctx, "s1"); err != nil {
 		t.Fatalf("Forget(s1): %v", err)
 	}

@@ -84,7 +84,7 @@ func TestFencingAStreamOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 		}
 		return true
 	}, "every node's lease lapses while the streams are gone")
-	time.Sleep(testTTL) // longer than the TTL in all
+	time.Sleep(testTTL) // longer than the TTL in all: the outage itself, then a negative check
 	for _, n := range nodes {
 		if !n.Connected() {
 			t.Fatalf("%s lost its connection: the outage must be of the streams only", n.ID())
@@ -111,7 +111,7 @@ func TestFencingAStreamOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 	// Two TTLs after the return: a node that would declare a peer lost on
 	// the expiries has done so by then.
 	for time.Since(back) < 2*testTTL+time.Second {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // negative check: no loss declared, as the comment above says
 	}
 	for name, l := range lost {
 		for _, peer := range ids {
@@ -158,7 +158,7 @@ func TestFencingANodeKilledDuringAStreamOutageIsLostOnceTheStreamsAreBack(t *tes
 		c.Kill(i) // as kill -9: no step-down reaches the others
 	}
 	a.Close()
-	time.Sleep(testTTL + time.Second)
+	time.Sleep(testTTL + time.Second) // the outage outlasts the TTL: the scenario itself
 	for _, i := range holders {
 		c.Restart(i)
 	}

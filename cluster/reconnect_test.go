@@ -51,7 +51,7 @@ func TestAfterNATSLosesItsDataTheNodesAnnounceEverythingAgain(t *testing.T) {
 		t.Fatalf("Announce while NATS is down = %v, want ErrUnavailable", err)
 	}
 	// Longer than the TTL: being cut off is no reason to declare a peer dead.
-	time.Sleep(testTTL + time.Second)
+	time.Sleep(testTTL + time.Second) // negative check over a real NATS outage: no event says "not declared"
 	if !slices.Contains(nodeIDs(b), "a") || !slices.Contains(nodeIDs(a), "b") {
 		t.Fatalf("during the outage a sees %v and b sees %v; want both", nodeIDs(a), nodeIDs(b))
 	}
@@ -82,7 +82,7 @@ func TestAfterNATSLosesItsDataTheNodesAnnounceEverythingAgain(t *testing.T) {
 
 	// Nobody was lost: a TTL later both still see each other, and no
 	// callback fired.
-	time.Sleep(testTTL)
+	time.Sleep(testTTL) // negative check: a loss would be declared within a TTL
 	waitNodes(t, a, "a", "b")
 	waitNodes(t, b, "a", "b")
 	if _, _, ok := lostA.get("b"); ok {
@@ -125,7 +125,7 @@ func TestJoinWhileNATSIsDown(t *testing.T) {
 		n, err := Join(ctx, testOptions(t, url, bucket, "b"))
 		done <- result{n, err}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // Join is retrying against no server; its attempts report no event
 	s := runNATS(t, t.TempDir(), port)
 	up := time.Now()
 	var r result
@@ -200,7 +200,7 @@ func TestAnOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 	if err := a.Forget(ctx, "ended"); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Forget while NATS is down = %v, want ErrUnavailable", err)
 	}
-	time.Sleep(testTTL + time.Second)
+	time.Sleep(testTTL + time.Second) // the outage outlasts the TTL: the scenario itself
 	// Same store: the node entries are still there, older than the TTL,
 	// and the restarted server expires them.
 	s = runNATS(t, dir, port)
@@ -213,7 +213,7 @@ func TestAnOutageLongerThanTheTTLLosesNoNode(t *testing.T) {
 		return err == nil && e.Node == "a" && home.ID == "a"
 	}, "b finds a's session s1 after the restart")
 	t.Logf("Lookup from b works %v after the restart", time.Since(restarted).Round(time.Millisecond))
-	time.Sleep(testTTL + time.Second)
+	time.Sleep(testTTL + time.Second) // negative check: a loss would be declared within a TTL
 	if _, _, ok := lostA.get("b"); ok {
 		t.Error("a declared b lost after an outage of NATS")
 	}

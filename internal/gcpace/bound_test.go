@@ -223,7 +223,7 @@ func TestRunSetsTheLimitAndPutsItBack(t *testing.T) {
 				for range 64 {
 					sink = append(sink[:0], make([]byte, 32<<10))
 				}
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // paces the allocation: 2 MiB per 10 ms
 			}
 		}()
 		stop := func() {
@@ -244,7 +244,7 @@ func TestRunSetsTheLimitAndPutsItBack(t *testing.T) {
 				debug.SetGCPercent(base)
 				t.Fatalf("GOMEMLIMIT %d: no pacing while allocating (GC percent %d, limit %d)", user, gogc(), debug.SetMemoryLimit(-1))
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // poll interval
 		}
 		if l := debug.SetMemoryLimit(-1); l >= user || l <= 0 {
 			t.Errorf("GOMEMLIMIT %d: the pacer's limit is %d", user, l)

@@ -110,7 +110,7 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 				for range 64 {
 					sink = append(sink[:0], make([]byte, 32<<10))
 				}
-				time.Sleep(10 * time.Millisecond)
+				time.Sleep(10 * time.Millisecond) // paces the allocation: 2 MiB per 10 ms
 			}
 		}()
 		return func() { close(quit); <-finished }
@@ -125,7 +125,7 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	// Quiet, and no collection comes: the pacer's do, at 200 ms and at
 	// 800 ms, and no more.
 	waitFor("two collections once quiet", func() bool { return forcedGCs() >= forced+2 })
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // negative check: a third collection would come within it; the real GC runs on no fake clock
 	if n := forcedGCs() - forced; n != 2 {
 		t.Fatalf("%d collections forced in one quiet spell, want 2", n)
 	}
@@ -137,7 +137,7 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	forced = forcedGCs()
 	stop()
 	waitFor("after the second burst", func() bool { return gogc() == 100 })
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // negative check: well past the settle (200 ms), well within the 5 s gap
 	if n := forcedGCs() - forced; n != 0 {
 		t.Fatalf("%d collections forced within the gap after the last spell's", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	uv "github.com/charmbracelet/ultraviolet"
@@ -63,38 +64,46 @@ func TestChunkingDoesNotChangeEvents(t *testing.T) {
 	})
 }
 
+// TestLoneEscapeIsTheEscapeKeyAfterTheTimeout runs on a synctest
+// bubble's clock, like the two other tests of the escape timer below: the
+// waits for it cost no wall-clock time.
 func TestLoneEscapeIsTheEscapeKeyAfterTheTimeout(t *testing.T) {
-	var c collector
-	d := New(c.send)
-	defer d.Close()
-	d.Write([]byte("\x1b"))
-	if evs := c.events(); len(evs) != 0 {
-		t.Fatalf("ESC decoded before the timeout: %s", show(evs))
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for len(c.events()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	want := []uv.Event{uv.KeyPressEvent{Code: uv.KeyEscape}}
-	if got := c.events(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("after the timeout: %s, want the Escape key", show(got))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		d := New(c.send)
+		defer d.Close()
+		d.Write([]byte("\x1b"))
+		if evs := c.events(); len(evs) != 0 {
+			t.Fatalf("ESC decoded before the timeout: %s", show(evs))
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for len(c.events()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		want := []uv.Event{uv.KeyPressEvent{Code: uv.KeyEscape}}
+		if got := c.events(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after the timeout: %s, want the Escape key", show(got))
+		}
+	})
 }
 
 func TestSequenceSplitAcrossReadsIsOneKey(t *testing.T) {
-	var c collector
-	d := New(c.send)
-	defer d.Close()
-	d.Write([]byte("\x1b"))
-	d.Write([]byte("[A"))
-	want := []uv.Event{uv.KeyPressEvent{Code: uv.KeyUp}}
-	if got := c.events(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("ESC then [A: %s, want Up", show(got))
-	}
-	time.Sleep(3 * EscTimeout)
-	if got := c.events(); len(got) != 1 {
-		t.Fatalf("the timeout sent more: %s", show(got))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		d := New(c.send)
+		defer d.Close()
+		d.Write([]byte("\x1b"))
+		d.Write([]byte("[A"))
+		want := []uv.Event{uv.KeyPressEvent{Code: uv.KeyUp}}
+		if got := c.events(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("ESC then [A: %s, want Up", show(got))
+		}
+		time.Sleep(3 * EscTimeout) // the bubble's clock: the timer would have fired
+		synctest.Wait()
+		if got := c.events(); len(got) != 1 {
+			t.Fatalf("the timeout sent more: %s", show(got))
+		}
+	})
 }
 
 func TestRepliesAndUnknownSequencesAreNotInput(t *testing.T) {
@@ -163,13 +172,16 @@ func TestUnfinishedSequenceIsBounded(t *testing.T) {
 }
 
 func TestWriteAfterCloseSendsNothing(t *testing.T) {
-	var c collector
-	d := New(c.send)
-	d.Write([]byte("\x1b"))
-	d.Close()
-	d.Write([]byte("abc"))
-	time.Sleep(3 * EscTimeout)
-	if got := c.events(); len(got) != 0 {
-		t.Fatalf("sent after Close: %s", show(got))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var c collector
+		d := New(c.send)
+		d.Write([]byte("\x1b"))
+		d.Close()
+		d.Write([]byte("abc"))
+		time.Sleep(3 * EscTimeout) // the bubble's clock: the timer would have fired
+		synctest.Wait()
+		if got := c.events(); len(got) != 0 {
+			t.Fatalf("sent after Close: %s", show(got))
+		}
+	})
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -50,7 +51,12 @@ import (
 // they end). Lock order: lifecycle.mu, then a session's own locks; never
 // the other way, and no terminal's program is sent to under mu.
 type lifecycle struct {
-	s *Server
+	// What it uses of the server, fixed at creation.
+	registry    *session.Manager // the sessions: one it owns is live there
+	resumeGrace time.Duration    // Options.SSH.ResumeGrace
+	idleTimeout time.Duration    // Options.Headless.IdleTimeout
+	log         *slog.Logger
+	metrics     *metrics.Metrics
 
 	drained chan struct{} // closed by close: waiting joins give up
 	joins   *rateWindow   // join and resume requests of non-owners
@@ -125,16 +131,15 @@ type reaper struct {
 	input   time.Time // the session's last input seen then
 }
 
-func newLifecycle(s *Server) *lifecycle {
+func newLifecycle(sessions *session.Manager, opts Options, m *metrics.Metrics) *lifecycle {
 	return &lifecycle{
-		s:        s,
+		registry: sessions, resumeGrace: opts.SSH.ResumeGrace, idleTimeout: opts.Headless.IdleTimeout,
+		log: opts.Logger, metrics: m,
 		drained:  make(chan struct{}),
 		joins:    newRateWindow(joinRequestsPerWindow, joinWindow, joinLimiterMaxKeys),
 		sessions: make(map[string]*liveSession),
 	}
 }
-
-func (l *lifecycle) resumeGrace() time.Duration { return l.s.opts.SSH.ResumeGrace }
 
 // add registers a session just started by an SSH login. It returns false
 // when the session already ended or the server is shutting down.
@@ -143,7 +148,7 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	defer l.mu.Unlock()
 	// Checked under l.mu: a session ended before this is gone from the
 	// manager; one ended after finds its entry (sessionEnded).
-	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
+	if _, live := l.registry.Get(se.ID); !live || l.closed {
 		return nil, false
 	}
 	ls := &liveSession{se: se, sshOwned: true}
@@ -163,7 +168,7 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 func (l *lifecycle) restore(se *session.Session, r *savedSession) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
+	if _, live := l.registry.Get(se.ID); !live || l.closed {
 		return false
 	}
 	if _, ok := l.sessions[se.ID]; ok {
@@ -176,7 +181,7 @@ func (l *lifecycle) restore(se *session.Session, r *savedSession) bool {
 		ls.gen++
 		gen := ls.gen
 		l.timers.Add(1)
-		ls.timer = time.AfterFunc(l.resumeGrace(), func() {
+		ls.timer = time.AfterFunc(l.resumeGrace, func() {
 			defer l.timers.Done()
 			l.expire(ls, gen)
 		})
@@ -197,7 +202,7 @@ func (l *lifecycle) get(id string) (*liveSession, bool) {
 	if ls, ok := l.sessions[id]; ok {
 		return ls, !ls.ended
 	}
-	se, ok := l.s.sessions.Get(id)
+	se, ok := l.registry.Get(id)
 	if !ok || l.closed {
 		return nil, false
 	}
@@ -251,7 +256,7 @@ func (l *lifecycle) reserve(ls *liveSession, t *terminal) bool {
 		return false
 	}
 	ls.terms = append(ls.terms, t)
-	l.s.metrics.TerminalsAdd(1) // leave takes it off again
+	l.metrics.TerminalsAdd(1) // leave takes it off again
 	var others []*terminal
 	if t.owner() {
 		if ls.primary == nil {
@@ -303,7 +308,7 @@ func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
 	l.mu.Lock()
 	if i := slices.Index(ls.terms, t); i >= 0 {
 		ls.terms = slices.Delete(ls.terms, i, i+1)
-		l.s.metrics.TerminalsAdd(-1)
+		l.metrics.TerminalsAdd(-1)
 	}
 	if ls.ended {
 		l.mu.Unlock()
@@ -332,7 +337,7 @@ func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
 		return
 	}
 	// The last owner terminal left.
-	grace := l.resumeGrace()
+	grace := l.resumeGrace
 	if quit || grace <= 0 || l.closed || ls.se.Owner.KeyFingerprint == "" {
 		reason := "the owner ended the session"
 		if !quit {
@@ -353,7 +358,7 @@ func (l *lifecycle) leave(ls *liveSession, t *terminal, quit bool) {
 	})
 	others := slices.Clone(ls.terms)
 	l.mu.Unlock()
-	l.s.log.Info("session detached", "session", ls.se.ID, "user", ls.se.Owner.User, "resume_grace", grace)
+	l.log.Info("session detached", "session", ls.se.ID, "user", ls.se.Owner.User, "resume_grace", grace)
 	for _, o := range others {
 		o.send(tui.NoticeMsg(fmt.Sprintf("the owner is disconnected; the session waits %s for them", grace)))
 	}
@@ -369,7 +374,7 @@ func (l *lifecycle) expire(ls *liveSession, gen int) {
 	ls.timer = nil // this timer fired: endLocked must not stop it
 	others := l.endLocked(ls)
 	l.mu.Unlock()
-	l.s.log.Info("detached session expired", "session", ls.se.ID, "user", ls.se.Owner.User)
+	l.log.Info("detached session expired", "session", ls.se.ID, "user", ls.se.Owner.User)
 	l.finish(ls, others, "the session ended: its owner did not come back in time")
 }
 
@@ -409,7 +414,7 @@ func (l *lifecycle) stopReapLocked(ls *liveSession) {
 func (l *lifecycle) addStarted(se *session.Session, by string) bool {
 	now := time.Now()
 	l.mu.Lock()
-	if _, live := l.s.sessions.Get(se.ID); !live || l.closed {
+	if _, live := l.registry.Get(se.ID); !live || l.closed {
 		l.mu.Unlock()
 		return false
 	}
@@ -433,7 +438,7 @@ func (l *lifecycle) addStarted(se *session.Session, by string) bool {
 }
 
 func (l *lifecycle) reapEvery() time.Duration {
-	return min(max(l.s.opts.Headless.IdleTimeout/4, 10*time.Millisecond), time.Minute)
+	return min(max(l.idleTimeout/4, 10*time.Millisecond), time.Minute)
 }
 
 func (l *lifecycle) armReapLocked(ls *liveSession) {
@@ -448,7 +453,7 @@ func (l *lifecycle) armReapLocked(ls *liveSession) {
 // idle period: nobody attached (no MCP client, no terminal) and no change
 // to its model or input.
 func (l *lifecycle) reapCheck(ls *liveSession) {
-	idle := l.s.opts.Headless.IdleTimeout
+	idle := l.idleTimeout
 	l.mu.Lock()
 	if ls.ended || l.closed || ls.reap == nil {
 		l.mu.Unlock()
@@ -467,7 +472,7 @@ func (l *lifecycle) reapCheck(ls *liveSession) {
 	}
 	others := l.endLocked(ls)
 	l.mu.Unlock()
-	l.s.log.Info("headless session idle; ending it", "session", se.ID, "idle", idle)
+	l.log.Info("headless session idle; ending it", "session", se.ID, "idle", idle)
 	l.finish(ls, others, "the session ended: idle for "+humanDuration(idle))
 }
 
@@ -528,7 +533,7 @@ func (l *lifecycle) withCode(id string, f func(jc *joinCode) (keep bool)) {
 	if ok && !ls.ended {
 		jc = ls.code
 	}
-	if _, live := l.s.sessions.Get(id); !live {
+	if _, live := l.registry.Get(id); !live {
 		jc = nil
 	}
 	if !f(jc) && ok {
@@ -542,7 +547,7 @@ func (l *lifecycle) finish(ls *liveSession, others []*terminal, reason string) {
 	for _, o := range others {
 		o.c.stop(metrics.OutcomeOK, reason)
 	}
-	l.s.sessions.EndCause(ls.se.ID, session.Ended(reason))
+	l.registry.EndCause(ls.se.ID, session.Ended(reason))
 }
 
 // sessionEnded runs when any session ends (the manager's OnEnd): terminals

@@ -152,7 +152,6 @@ func New(app App, opts Options) (*Server, error) {
 		metrics:   opts.Metrics,
 		progs:     make(map[*tea.Program]struct{}),
 	}
-	s.life = newLifecycle(s)
 
 	switch opts.Env {
 	case EnvDev, EnvProd:
@@ -205,6 +204,7 @@ func New(app App, opts Options) (*Server, error) {
 			},
 		},
 	})
+	s.life = newLifecycle(s.sessions, opts, s.metrics)
 	mode, err := opts.lensMode()
 	if err != nil {
 		return nil, err

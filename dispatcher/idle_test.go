@@ -67,7 +67,7 @@ func TestNoMessageIsLeftInTheQueue(t *testing.T) {
 					return
 				}
 				if r.IntN(4) == 0 {
-					time.Sleep(time.Duration(r.IntN(50)) * time.Microsecond)
+					time.Sleep(time.Duration(r.IntN(50)) * time.Microsecond) // random gaps: the queue drains and refills
 				}
 			}
 		})

@@ -141,7 +141,7 @@ func waitOpenedTwice(t *testing.T, path string) {
 			time.Sleep(20 * time.Millisecond) // from open to flock
 			return
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // poll interval
 	}
 	t.Fatal("the second OpenBolt never opened the file")
 }
@@ -376,7 +376,7 @@ func TestBoltCrashSafety(t *testing.T) {
 		}
 		var got []string
 		got = append(got, first)
-		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond)
+		time.Sleep(time.Duration(rand.IntN(300)) * time.Millisecond) // the kill lands at a random point of the child's writes
 		cmd.Process.Signal(syscall.SIGKILL)
 		for line := range lines {
 			got = append(got, line)

@@ -292,15 +292,8 @@ func TestClusterKilledNodeIsForgotten(t *testing.T) {
 
 	killed := time.Now()
 	a.KillCluster()
-	var got int
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if got = postStatus(t, viaB, token, nil); got == unknown {
-			break
-		}
-	}
-	if got != unknown {
-		t.Fatalf("B still answers %d for the dead node's session, want %d as for an unknown one", got, unknown)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return postStatus(t, viaB, token, nil) == unknown },
+		"B still answers for the dead node's session, not %d as for an unknown one", unknown)
 	t.Logf("the killed node's session was unknown on B %s after the kill (TTL 3 s)", time.Since(killed).Round(100*time.Millisecond))
 }
 

@@ -211,7 +211,7 @@ func TestDurableRotationsNeverRegress(t *testing.T) {
 		check(i, tok, "as it returned")
 		owner.Type("x") // a model change: the next flush has a record to write
 		for range 3 {
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // a flush may land between the checks
 			check(i, tok, "a little later")
 		}
 	}

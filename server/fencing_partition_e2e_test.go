@@ -122,7 +122,7 @@ func TestFencingAPartitionedNodeStopsAcknowledgingBeforeItsSessionIsAdopted(t *t
 				lastAck = time.Now()
 				ackMu.Unlock()
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // sampling interval: lastAck is within 5 ms of the acknowledgement
 		}
 	})
 	wg.Go(func() { w.run(ctx) })

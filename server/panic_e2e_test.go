@@ -324,11 +324,8 @@ func TestAppPanicsAreContained(t *testing.T) {
 			}
 
 			counter := m.AppPanics.WithLabelValues(tc.hook)
-			for deadline := time.Now().Add(5 * time.Second); testutil.ToFloat64(counter) < 1; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("raxol_app_panics_total{hook=%q} = %v", tc.hook, testutil.ToFloat64(counter))
-				}
-			}
+			testkit.Eventually(t, 5*time.Second, func() bool { return testutil.ToFloat64(counter) >= 1 },
+				"raxol_app_panics_total{hook=%q} still 0", tc.hook)
 			lines := 0
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "app code panicked") && strings.Contains(l, " hook="+tc.hook+" ") {

@@ -107,7 +107,7 @@ func resumeVia(t *testing.T, n *clusterNode, o clientOpts, id, want string) (*cl
 		}
 		t.Logf("resume attempt %d through node %s: %q", attempt, n.id, lastLine(c.Stderr()))
 		c.Close()
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // pause before the next attempt
 	}
 }
 

@@ -351,7 +351,7 @@ func TestTimelineAndCharts(t *testing.T) {
 		t.Fatalf("demo://state/timeline after play and pause: %+v", tl)
 	}
 	// Paused means paused.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // negative check: longer than the play tick (250 ms), which would move the minute
 	s.AssertModel(func(m ui.Model) bool { return timeline(m) == tl })
 	minute := tl.Minute
 

@@ -34,7 +34,7 @@ func TestAgentActionsShareTheirTimers(t *testing.T) {
 	}
 	first := m.highlightUntil
 	for i := range 200 {
-		time.Sleep(time.Millisecond / 4)
+		time.Sleep(time.Millisecond / 4) // the clock moves between actions: each would move the deadlines
 		act([]string{"ok", "paused"}[i%2])
 		if cmd := m.agentActivity(); cmd != nil {
 			t.Fatalf("action %d started a timer while one of each was pending", i+2)

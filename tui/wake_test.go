@@ -69,7 +69,7 @@ func TestWokenModelFollowsSnapshots(t *testing.T) {
 		}
 	}
 	rec.wait(t, "three snapshots")
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // negative check: a second wake would have been sent by now
 	if n := rec.count(); n != 2 {
 		t.Fatalf("%d wakes sent in all, want 2 (one before SetSend, one for the three snapshots)", n)
 	}
@@ -85,7 +85,7 @@ func TestWokenModelFollowsSnapshots(t *testing.T) {
 	// Closed: no more wakes.
 	m.Close()
 	_ = s.Dispatcher.Call(t.Context(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"}, ui.TextInputChanged{ID: "name", Text: "y"})
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // negative check: a wake of the closed model would have been sent by now
 	if n := rec.count(); n != 3 {
 		t.Fatalf("%d wakes, want 3: a closed model is not woken", n)
 	}

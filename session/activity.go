@@ -11,6 +11,54 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/safetext"
 )
 
+// activity is a session's record of what was done in it and what agents
+// may do: the activity log (what humans and agents did, and how it
+// ended), the widgets recently acted on, and the human's Control over
+// agents. Its state is protected by the session's lock (hub.mu). A new
+// log entry or a change of control signals the presence watchers and the
+// watchers (terminals show them), a new recent action the watchers.
+type activity struct {
+	h *hub
+	// save makes the session's record durable (Session.saveNow): a change
+	// of control is saved before SetControl returns. Fixed at creation.
+	save func() error
+
+	// Under h.mu.
+	log     []Action
+	seq     uint64 // grows with every record or repeat (ActivitySeq)
+	recent  []string
+	control Control
+}
+
+// maxRecent is how many recently acted-on widgets a session remembers.
+const maxRecent = 16
+
+// NoteAction records that someone acted on widget id, most recent first.
+func (l *activity) NoteAction(id string) {
+	if id == "" {
+		return
+	}
+	l.h.mu.Lock()
+	r := slices.DeleteFunc(l.recent, func(x string) bool { return x == id })
+	r = slices.Insert(r, 0, id)
+	if len(r) > maxRecent {
+		r = r[:maxRecent]
+	}
+	changed := !slices.Equal(r, l.recent)
+	l.recent = r
+	l.h.mu.Unlock()
+	if changed {
+		l.h.signal()
+	}
+}
+
+// Recent returns the widgets recently acted on, most recent first.
+func (l *activity) Recent() []string {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return slices.Clone(l.recent)
+}
+
 // Action is one entry of a session's activity log: something a human or
 // an agent did, and how it ended.
 type Action struct {
@@ -50,26 +98,44 @@ const MaxActivity = 300
 // the previous entry instead. Its text fields are cleaned
 // (safetext.Clean) and bounded: an agent's name and the tool it named
 // reach the log as they came.
-func (s *Session) Record(a Action) {
+func (l *activity) Record(a Action) {
 	a = cleanAction(a)
 	if a.At.IsZero() {
-		a.At = s.now()
+		a.At = l.h.now()
 	}
-	s.mu.Lock()
-	s.shared.activitySeq++
-	a.seq = s.shared.activitySeq
-	log := s.shared.activity
+	l.h.mu.Lock()
+	l.seq++
+	a.seq = l.seq
+	log := l.log
 	if n := len(log); n > 0 && sameAction(log[n-1], a) && a.At.Sub(log[n-1].At) < coalesceWithin {
 		log[n-1].Count = max(log[n-1].Count, 1) + 1
 		log[n-1].At, log[n-1].seq = a.At, a.seq
 	} else {
-		s.shared.activity = append(log, a)
-		if len(s.shared.activity) > MaxActivity {
-			s.shared.activity = slices.Delete(s.shared.activity, 0, len(s.shared.activity)-MaxActivity)
+		l.log = append(log, a)
+		if len(l.log) > MaxActivity {
+			l.log = slices.Delete(l.log, 0, len(l.log)-MaxActivity)
 		}
 	}
-	s.mu.Unlock()
-	s.signalPresence() // terminals show agents' actions as they happen
+	l.h.mu.Unlock()
+	l.h.signalPresence() // terminals show agents' actions as they happen
+}
+
+// restore puts back a saved log and control (Manager.Restore), before the
+// session is published: the entries are cleaned again and kept as they
+// were (no coalescing), the most recent MaxActivity of them.
+func (l *activity) restore(acts []Action, c Control) {
+	if len(acts) > MaxActivity {
+		acts = acts[len(acts)-MaxActivity:]
+	}
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	l.control = c
+	for _, a := range acts {
+		a = cleanAction(a)
+		l.seq++
+		a.seq = l.seq
+		l.log = append(l.log, a)
+	}
 }
 
 // cleanAction cleans and bounds the text fields of an action.
@@ -90,7 +156,7 @@ func sameAction(a, b Action) bool {
 
 // recordCommand logs what a command or timer folded; a ticking timer is
 // counted on one entry (see Record), so it cannot flood the log.
-func (s *Session) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
+func (l *activity) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
 	summary := "applied"
 	for i, m := range msgs {
 		if i > 0 {
@@ -102,23 +168,31 @@ func (s *Session) recordCommand(origin dispatcher.Origin, msgs []tea.Msg) {
 	if origin.Kind == dispatcher.OriginTimer {
 		kind = "timer"
 	}
-	s.Record(Action{Origin: origin.String(), Action: kind, Summary: summary, Outcome: "ok"})
+	l.Record(Action{Origin: origin.String(), Action: kind, Summary: summary, Outcome: "ok"})
 }
 
 // Activity returns the activity log, oldest first.
-func (s *Session) Activity() []Action {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.shared.activity)
+func (l *activity) Activity() []Action {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return slices.Clone(l.log)
+}
+
+// ActivitySeq grows with every change to the activity log: a saver
+// compares it to tell whether the log changed since it last saved.
+func (l *activity) ActivitySeq() uint64 {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return l.seq
 }
 
 // LastAgentAction returns the latest action of an agent and its sequence
 // number (which grows with every recorded action).
-func (s *Session) LastAgentAction() (Action, uint64, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.shared.activity) - 1; i >= 0; i-- {
-		if a := s.shared.activity[i]; a.Agent {
+func (l *activity) LastAgentAction() (Action, uint64, bool) {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	for i := len(l.log) - 1; i >= 0; i-- {
+		if a := l.log[i]; a.Agent {
 			return a, a.seq, true
 		}
 	}
@@ -138,21 +212,21 @@ type Control struct {
 // saved before SetControl returns, so that a crash after the human was
 // shown it cannot undo it (a pause, above all). When saving fails the
 // change is in force all the same and the error wraps ErrNotSaved.
-func (s *Session) SetControl(c Control) error {
-	s.mu.Lock()
-	changed := s.shared.control != c
-	s.shared.control = c
-	s.mu.Unlock()
+func (l *activity) SetControl(c Control) error {
+	l.h.mu.Lock()
+	changed := l.control != c
+	l.control = c
+	l.h.mu.Unlock()
 	if !changed {
 		return nil
 	}
-	s.signalPresence() // watchers, and terminals' status bars
-	return s.saveNow()
+	l.h.signalPresence() // watchers, and terminals' status bars
+	return l.save()
 }
 
 // Control returns what agents may do.
-func (s *Session) Control() Control {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shared.control
+func (l *activity) Control() Control {
+	l.h.mu.Lock()
+	defer l.h.mu.Unlock()
+	return l.control
 }

@@ -24,6 +24,29 @@
 // once through Options.Count, under the registry's lock: the server's
 // raxol_sessions_open.
 //
+// # Parts
+//
+// A [Session] keeps its identity (ID, App, Owner, Created), its bearer
+// token, its [dispatcher.Dispatcher], its context and end, and what makes
+// it durable (saver and committer, durable.go). The rest is held in parts,
+// embedded so that their methods are the session's:
+//
+//   - presence (presence.go, roster): who is attached and when each last
+//     acted ([Session.Attach], [Session.Join], [Presence],
+//     [Session.Attached], [Session.Agents], [Session.OnPresenceChange]);
+//   - the primary terminal's share (share.go, share): the human's
+//     [Attention], the screen the owner's terminal shows, the sinks that
+//     reach the human ([KeySink], [ApprovalSink], [JoinSink]) and the
+//     prompts pending there ([Session.Pending]);
+//   - the activity (activity.go, activity): the log of [Action]s, the
+//     widgets recently acted on ([Session.NoteAction]) and what agents may
+//     do ([Control]).
+//
+// The parts share the session's one lock, clock and watchers (watch.go,
+// hub: [Session.Watch], [Session.WatchPresence]) through a pointer, so a
+// change made by any part is made under the same lock and signals the
+// same watchers, in the same order, as one struct did.
+//
 // Text from outside (attachment names, activity entries, approval and join
 // requests, the agent named with keys) is cleaned with safetext.Clean and
 // bounded where it enters, so what flows out is safe to draw.

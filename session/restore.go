@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"regexp"
@@ -35,14 +34,6 @@ func (s *Session) Save() Saved {
 	return Saved{ID: s.ID, TokenHash: s.TokenHash(), Owner: s.Owner, Created: s.Created, Activity: s.Activity(), Control: s.Control()}
 }
 
-// ActivitySeq grows with every change to the activity log: a saver
-// compares it to tell whether the log changed since it last saved.
-func (s *Session) ActivitySeq() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shared.activitySeq
-}
-
 // validID is what Manager makes: 18 random bytes in URL-safe base64.
 var validID = regexp.MustCompile(`^[A-Za-z0-9_-]{24}$`)
 
@@ -73,24 +64,14 @@ func (m *Manager) Restore(app string, sv Saved, model ui.Model, restored ui.Rest
 	m.byOwner[sv.Owner.Key()]++
 	m.mu.Unlock()
 
-	s := &Session{ID: sv.ID, App: app, Owner: sv.Owner, Created: sv.Created, now: m.now, idleAfter: m.idleAfter, guard: m.panics.Session(sv.ID)}
-	if s.Created.IsZero() {
-		s.Created = m.now()
+	created := sv.Created
+	if created.IsZero() {
+		created = m.now()
 	}
-	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	s.token.Store(&token{hash: sv.TokenHash})
-	s.shared.control = sv.Control
+	s := m.newSession(sv.ID, app, sv.Owner, created)
 	s.lastInput.Store(m.now().UnixNano())
-	acts := sv.Activity
-	if len(acts) > MaxActivity {
-		acts = acts[len(acts)-MaxActivity:]
-	}
-	for _, a := range acts { // kept as they were: no coalescing
-		a = cleanAction(a)
-		s.shared.activitySeq++
-		a.seq = s.shared.activitySeq
-		s.shared.activity = append(s.shared.activity, a)
-	}
+	s.token.Store(&token{hash: sv.TokenHash})
+	s.activity.restore(sv.Activity, sv.Control)
 	opts := s.dispatcherOptions(m.dispOpts, m.quit)
 	opts.Restored = restored
 	s.Dispatcher = dispatcher.New(model, opts)

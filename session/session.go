@@ -64,35 +64,6 @@ func (o Owner) Key() string {
 	return "user\x00" + o.User
 }
 
-// Attachment kinds.
-const (
-	KindTerminal = "terminal"
-	KindAgent    = "agent"
-)
-
-// Attachment is one terminal or agent connected to a session.
-type Attachment struct {
-	// ID is unique within the session.
-	ID string
-	// Kind is [KindTerminal] or [KindAgent].
-	Kind string
-	// Name is a display name: the SSH user, or the agent's client name.
-	Name string
-	// Since is when it attached.
-	Since time.Time
-	// LastActive is when it last acted: its last [Presence.Touch] (an
-	// agent's last MCP request), else Since.
-	LastActive time.Time
-	// Idle is set, in what [Session.Attached] returns, for an agent that
-	// has not acted for the manager's AgentIdleAfter: it is still
-	// attached, but not at work.
-	Idle bool
-}
-
-// DefaultAgentIdleAfter is how long an agent may go without acting before
-// presence shows it as idle, unless Options.AgentIdleAfter says otherwise.
-const DefaultAgentIdleAfter = 2 * time.Minute
-
 // Session is one live app: its model is owned by Dispatcher.
 type Session struct {
 	// Fixed at creation.
@@ -113,14 +84,36 @@ type Session struct {
 	cancel    context.CancelCauseFunc
 	token     atomic.Pointer[token]
 	lastInput atomic.Int64 // unix nanoseconds
-	now       func() time.Time
-	idleAfter time.Duration // an agent quiet this long is shown idle
+	rotating  sync.Mutex   // held by RotateToken: one rotation at a time
 
-	mu       sync.Mutex // protects the following
-	attached []Attachment
-	nextAtt  int
-	onChange []func()
-	shared   shared
+	// hub is the session's lock (mu), clock (now) and watchers (Watch,
+	// WatchPresence), which every part below shares through a pointer.
+	hub
+	// The parts, each with its own small API promoted to Session; their
+	// state is under mu.
+	roster   // presence: who is attached (Attach, Join, Attached, ...)
+	share    // the primary terminal's share: attention, screen, sinks, pending prompts
+	activity // the activity log, recent actions, Control
+
+	// Under mu.
+	saver func() error // makes the session's record durable (SetSaver)
+	// committer makes the model as of a dispatcher version durable where
+	// another node restores it from (SetCommitter).
+	committer func(ctx context.Context, version uint64) error
+}
+
+// newSession returns a session with its parts wired to its hub, its
+// context live and its last input at created; the caller sets its token
+// and Dispatcher.
+func (m *Manager) newSession(id, app string, owner Owner, created time.Time) *Session {
+	s := &Session{ID: id, App: app, Owner: owner, Created: created, guard: m.panics.Session(id)}
+	s.hub.now = m.now
+	s.roster = roster{h: &s.hub, idleAfter: m.idleAfter}
+	s.share = share{h: &s.hub}
+	s.activity = activity{h: &s.hub, save: s.saveNow}
+	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	s.lastInput.Store(created.UnixNano())
+	return s
 }
 
 // Guard is the scope the session's app code runs in: a panic in a widget,
@@ -167,127 +160,6 @@ func (s *Session) Touch() { s.lastInput.Store(s.now().UnixNano()) }
 
 // LastInput returns the time of the last input (the start time if none).
 func (s *Session) LastInput() time.Time { return time.Unix(0, s.lastInput.Load()) }
-
-// Attach records a terminal or agent joining the session and returns a
-// function that detaches it (safe to call more than once). The name is
-// cleaned (safetext.Clean) and bounded. [Session.Join] does the same and
-// also lets the attachment tell when it acts.
-func (s *Session) Attach(kind, name string) (id string, detach func()) {
-	p := s.Join(kind, name)
-	return p.ID(), p.Detach
-}
-
-// Presence is one attachment's handle, from [Session.Join]: it records
-// when the attachment acts and detaches it. Safe for concurrent use.
-type Presence struct {
-	s    *Session
-	id   string
-	once sync.Once
-	// idle tells watchers when an agent becomes idle (nil for terminals);
-	// re-armed by Touch, stopped by Detach.
-	idle *time.Timer
-}
-
-// Join records a terminal or agent joining the session, as [Session.Attach].
-func (s *Session) Join(kind, name string) *Presence {
-	name = safetext.Clean(name, maxName)
-	s.mu.Lock()
-	s.nextAtt++
-	id := fmt.Sprintf("%s-%d", kind, s.nextAtt)
-	now := s.now()
-	s.attached = append(s.attached, Attachment{ID: id, Kind: kind, Name: name, Since: now, LastActive: now})
-	hooks := slices.Clone(s.onChange)
-	s.mu.Unlock()
-	run(hooks)
-	s.signalPresence()
-	p := &Presence{s: s, id: id}
-	if kind == KindAgent {
-		p.idle = time.AfterFunc(s.idleAfter, s.signalPresence)
-	}
-	return p
-}
-
-// ID is the attachment's id, unique within the session.
-func (p *Presence) ID() string { return p.id }
-
-// Touch records that the attachment acted now (Attachment.LastActive).
-// Watchers and status bars are told when that changes what they show (a
-// new second, or the end of its idleness), not on every touch; and, for
-// an agent, when AgentIdleAfter has passed without one (it is idle now).
-func (p *Presence) Touch() {
-	s := p.s
-	s.mu.Lock()
-	now := s.now()
-	changed := false
-	for i := range s.attached {
-		if a := &s.attached[i]; a.ID == p.id {
-			changed = now.Unix() != a.LastActive.Unix() || now.Sub(a.LastActive) >= s.idleAfter
-			a.LastActive = now
-			break
-		}
-	}
-	s.mu.Unlock()
-	if p.idle != nil {
-		p.idle.Reset(s.idleAfter)
-	}
-	if changed {
-		s.signalPresence()
-	}
-}
-
-// Detach removes the attachment at once; safe to call more than once.
-func (p *Presence) Detach() {
-	p.once.Do(func() {
-		if p.idle != nil {
-			p.idle.Stop()
-		}
-		s := p.s
-		s.mu.Lock()
-		s.attached = slices.DeleteFunc(s.attached, func(a Attachment) bool { return a.ID == p.id })
-		hooks := slices.Clone(s.onChange)
-		s.mu.Unlock()
-		run(hooks)
-		s.signalPresence()
-	})
-}
-
-// Attached returns who is attached, in order of arrival, agents that have
-// not acted for a while marked Idle.
-func (s *Session) Attached() []Attachment {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := slices.Clone(s.attached)
-	now := s.now()
-	for i := range out {
-		out[i].Idle = out[i].Kind == KindAgent && now.Sub(out[i].LastActive) >= s.idleAfter
-	}
-	return out
-}
-
-// Agents returns the attached agents.
-func (s *Session) Agents() []Attachment {
-	var out []Attachment
-	for _, a := range s.Attached() {
-		if a.Kind == KindAgent {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// OnPresenceChange registers f to run (on the attaching goroutine, without
-// locks held) whenever someone attaches or detaches. f must not block.
-func (s *Session) OnPresenceChange(f func()) {
-	s.mu.Lock()
-	s.onChange = append(s.onChange, f)
-	s.mu.Unlock()
-}
-
-func run(fs []func()) {
-	for _, f := range fs {
-		f()
-	}
-}
 
 // Manager is the registry of live sessions. It is safe for concurrent use.
 type Manager struct {
@@ -419,10 +291,8 @@ func (m *Manager) StartFunc(app string, owner Owner, newModel func(id string) (u
 		return nil, false, err
 	}
 
-	s = &Session{ID: id, App: app, Owner: owner, Created: now, now: m.now, idleAfter: m.idleAfter, guard: m.panics.Session(id)}
-	s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	s = m.newSession(id, app, owner, now)
 	s.token.Store(newToken(tok))
-	s.lastInput.Store(now.UnixNano())
 	// The dispatcher runs the app's Init; do it outside the lock, and only
 	// then publish the session, so nobody sees one without a dispatcher.
 	s.Dispatcher = dispatcher.New(model, s.dispatcherOptions(m.dispOpts, m.quit))

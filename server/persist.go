@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
@@ -33,7 +35,18 @@ const storeTimeout = 5 * time.Second
 // once when the server drains. It is the one writer of the store. Its
 // goroutine (run) is started by start and stopped by beginDrain or close.
 type persister struct {
-	s     *Server
+	// What it uses of the server, fixed at creation.
+	app         string // the app's name, in every record
+	resumeGrace time.Duration
+	registry    *session.Manager // where restored sessions go
+	life        *lifecycle       // which owns them then
+	panics      *guard.Reporter  // the codec is the app's code
+	log         *slog.Logger
+	metrics     *metrics.Metrics
+	// home is what it asks the cluster about a session's home: standalone
+	// on a single node, the cluster node in a cluster.
+	home saverHome
+
 	codec *SnapshotCodec
 	store store.Store
 	every time.Duration
@@ -111,8 +124,14 @@ func (s *Server) openSnapshots() (*persister, error) {
 			return nil, s.opts.optionError(field, fmt.Errorf("snapshot store: %w", err))
 		}
 	}
+	var home saverHome = standalone{}
+	if s.cluster != nil {
+		home = s.cluster
+	}
 	p := &persister{
-		s: s, codec: s.app.Snapshots, store: st,
+		app: s.app.Name, resumeGrace: s.opts.SSH.ResumeGrace, registry: s.sessions, life: s.life,
+		panics: s.panics, log: s.log, metrics: s.metrics, home: home,
+		codec: s.app.Snapshots, store: st,
 		every: o.Every, max: o.MaxBytes,
 		tracked: map[string]*tracked{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
 		wake: make(chan struct{}, 1),
@@ -167,7 +186,7 @@ func (p *persister) conflicted(id string, err error) bool {
 	if !errors.Is(err, store.ErrConflict) {
 		return false
 	}
-	p.s.log.Warn("session snapshot: another node wrote this session's record since this node last did; giving the session up",
+	p.log.Warn("session snapshot: another node wrote this session's record since this node last did; giving the session up",
 		"session", id)
 	p.mu.Lock()
 	p.lost[id] = struct{}{}
@@ -191,7 +210,7 @@ func (p *persister) giveUpLost() {
 	clear(p.lost)
 	p.mu.Unlock()
 	for _, id := range ids {
-		p.s.cluster.giveUp(id)
+		p.home.giveUp(id)
 	}
 }
 
@@ -218,7 +237,7 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 	if p == nil {
 		return
 	}
-	if sshOwned && (se.Owner.KeyFingerprint == "" || p.s.opts.SSH.ResumeGrace <= 0) {
+	if sshOwned && (se.Owner.KeyFingerprint == "" || p.resumeGrace <= 0) {
 		return // could never be resumed
 	}
 	p.mu.Lock()
@@ -240,10 +259,39 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 // adopts the session restores that record.
 func (p *persister) hook(se *session.Session) {
 	se.SetSaver(func() error { return p.save(se) })
-	if p.s.cluster != nil {
+	if _, alone := p.home.(standalone); !alone {
 		se.SetCommitter(func(ctx context.Context, v uint64) error { return p.commit(ctx, se, v) })
 	}
 }
+
+// saverHome is what the saver asks about a session's home (the cluster
+// node in a cluster; standalone on a single node): whether this node may
+// write it now (fenced), to give up a session another node took
+// (giveUp), whether and how to claim a saved one it restores (mayClaim,
+// claimSaved, unclaim), and this node's name (id).
+type saverHome interface {
+	fenced(id string) error
+	giveUp(id string)
+	mayClaim(r *savedSession) bool
+	claimSaved(ctx context.Context, r *savedSession) bool
+	unclaim(ctx context.Context, id string)
+	id() string
+}
+
+// standalone is a single node: it holds every session it saves.
+type standalone struct{}
+
+var (
+	_ saverHome = standalone{}
+	_ saverHome = (*clusterNode)(nil)
+)
+
+func (standalone) fenced(string) error                            { return nil }
+func (standalone) giveUp(string)                                  {}
+func (standalone) mayClaim(*savedSession) bool                    { return true }
+func (standalone) claimSaved(context.Context, *savedSession) bool { return true }
+func (standalone) unclaim(context.Context, string)                {}
+func (standalone) id() string                                     { return "" }
 
 // The saver observes the lifecycle (sessionObserver): it saves what it
 // owns, and the session raxol_start hands out before its token goes.
@@ -323,12 +371,12 @@ func (p *persister) deleteNow(ctx context.Context, id string) {
 	cancel()
 	if errors.Is(err, store.ErrConflict) {
 		// Another node wrote it since: the record is that node's.
-		p.s.log.Warn("an ended session's snapshot was written by another node since; left to it", "session", id)
+		p.log.Warn("an ended session's snapshot was written by another node since; left to it", "session", id)
 		p.forget(id)
 		return
 	}
 	if err != nil {
-		p.s.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
+		p.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
 		p.mu.Lock()
 		p.deletes[id] = struct{}{}
 		p.mu.Unlock()
@@ -392,7 +440,7 @@ func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) e
 // held. It refuses a session that is not this node's to write (fencing).
 func (p *persister) put(ctx context.Context, t *tracked) error {
 	se := t.se
-	if err := p.s.cluster.fenced(se.ID); err != nil {
+	if err := p.home.fenced(se.ID); err != nil {
 		// Not this node's to write now: the record may be another node's.
 		return fmt.Errorf("session snapshot %s: %w: %w", se.ID, errFenced, err)
 	}
@@ -405,14 +453,14 @@ func (p *persister) put(ctx context.Context, t *tracked) error {
 	err = p.store.Put(octx, se.ID, data)
 	cancel()
 	if err != nil {
-		p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+		p.metrics.SnapshotFailures.WithLabelValues("store").Inc()
 		if !p.conflicted(se.ID, err) {
-			p.s.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
+			p.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
 		}
 		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
-	p.s.metrics.SnapshotsSaved.Inc()
-	p.s.metrics.SnapshotBytes.Add(float64(len(data)))
+	p.metrics.SnapshotsSaved.Inc()
+	p.metrics.SnapshotBytes.Add(float64(len(data)))
 	p.mu.Lock()
 	t.stored, t.version, t.activity, t.access = true, v, a, acc
 	p.mu.Unlock()
@@ -468,7 +516,7 @@ func (p *persister) flush(ctx context.Context) {
 			// Fencing: a session another node claimed, or any while this
 			// node's lease lapsed, is not written (kept for a later flush).
 			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access &&
-				p.s.cluster.fenced(j.t.se.ID) == nil {
+				p.home.fenced(j.t.se.ID) == nil {
 				cur = append(cur, j)
 			}
 		}
@@ -506,15 +554,15 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	}
 	done := func(i int) {
 		ok[i] = true
-		p.s.metrics.SnapshotsSaved.Inc()
-		p.s.metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
+		p.metrics.SnapshotsSaved.Inc()
+		p.metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
 	}
 	octx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	if b, batches := p.store.(store.Batcher); batches && len(recs) > 1 {
 		if err := b.PutMany(octx, recs); err != nil {
-			p.s.metrics.SnapshotFailures.WithLabelValues("store").Add(float64(len(recs)))
-			p.s.log.Warn("session snapshots: the store refused a batch", "sessions", len(recs), "err", err)
+			p.metrics.SnapshotFailures.WithLabelValues("store").Add(float64(len(recs)))
+			p.log.Warn("session snapshots: the store refused a batch", "sessions", len(recs), "err", err)
 			return ok
 		}
 		for i := range recs {
@@ -524,9 +572,9 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 	}
 	for i, r := range recs {
 		if err := p.store.Put(octx, r.ID, r.Data); err != nil {
-			p.s.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+			p.metrics.SnapshotFailures.WithLabelValues("store").Inc()
 			if !p.conflicted(r.ID, err) {
-				p.s.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
+				p.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
 			}
 			continue
 		}
@@ -548,9 +596,9 @@ func (p *persister) record(t *tracked) ([]byte, access, error) {
 		err = perr
 	}
 	if err != nil {
-		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
+		p.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
 		if p.firstFailure(t) {
-			p.s.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
+			p.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
 		}
 		return nil, access{}, err
 	}
@@ -559,20 +607,20 @@ func (p *persister) record(t *tracked) ([]byte, access, error) {
 	sshOwned, startedBy := t.sshOwned, t.startedBy
 	p.mu.Unlock()
 	rec := savedSession{
-		Format: savedFormat, App: p.s.app.Name, Version: p.codec.Version,
+		Format: savedFormat, App: p.app, Version: p.codec.Version,
 		ID: sv.ID, TokenSHA256: hex.EncodeToString(sv.TokenHash[:]), Owner: sv.Owner, Created: sv.Created,
 		Activity: sv.Activity, Control: sv.Control, SSHOwned: sshOwned, StartedBy: startedBy,
-		Node: p.s.nodeID(), SavedAt: time.Now(), Model: model,
+		Node: p.home.id(), SavedAt: time.Now(), Model: model,
 	}
 	data, err := json.Marshal(&rec)
 	if err != nil {
-		p.s.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
+		p.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
 		return nil, access{}, fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
 	if len(data) > p.max {
-		p.s.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
+		p.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
 		if p.firstFailure(t) {
-			p.s.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
+			p.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
 		}
 		return nil, access{}, store.ErrTooLarge
 	}
@@ -634,17 +682,17 @@ func (p *persister) restoreAll(ctx context.Context) {
 	ids, err := p.store.List(lctx)
 	cancel()
 	if err != nil {
-		p.s.log.Warn("listing saved sessions failed; none restored", "store", p.store.Describe(), "err", err)
+		p.log.Warn("listing saved sessions failed; none restored", "store", p.store.Describe(), "err", err)
 		return
 	}
 	restored := 0
 	for _, id := range ids {
-		if p.restoreOne(ctx, id, "restart", p.s.cluster.claimSaved) {
+		if p.restoreOne(ctx, id, "restart", p.home.claimSaved) {
 			restored++
 		}
 	}
 	if len(ids) > 0 {
-		p.s.log.Info("saved sessions restored", "restored", restored, "saved", len(ids))
+		p.log.Info("saved sessions restored", "restored", restored, "saved", len(ids))
 	}
 }
 
@@ -663,19 +711,19 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 	cancel()
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			p.s.log.Warn("reading a saved session failed", "session", id, "err", err)
+			p.log.Warn("reading a saved session failed", "session", id, "err", err)
 		}
 		return false
 	}
 	refuse := func(reason string, err error) bool {
-		p.s.metrics.SnapshotFailures.WithLabelValues(reason).Inc()
-		p.s.log.Warn("saved session not restored", "session", id, "reason", reason, "err", err)
+		p.metrics.SnapshotFailures.WithLabelValues(reason).Inc()
+		p.log.Warn("saved session not restored", "session", id, "reason", reason, "err", err)
 		return false
 	}
 	r, sv, model, reason, err := p.decodeRecord(id, data)
 	if errors.Is(err, errExpired) {
-		p.s.metrics.SnapshotFailures.WithLabelValues("expired").Inc()
-		p.s.log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
+		p.metrics.SnapshotFailures.WithLabelValues("expired").Inc()
+		p.log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
 		dctx, cancel := context.WithTimeout(ctx, storeTimeout)
 		_ = p.store.Delete(dctx, id)
 		cancel()
@@ -696,33 +744,33 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 		// refused. One that landed since the read is read again.
 		fresh, err := p.fenceRecord(ctx, id, data)
 		if err != nil {
-			p.s.cluster.unclaim(ctx, id)
-			p.s.log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
+			p.home.unclaim(ctx, id)
+			p.log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
 			return false
 		}
 		if !bytes.Equal(fresh, data) {
 			if r, sv, model, reason, err = p.decodeRecord(id, fresh); err != nil {
-				p.s.cluster.unclaim(ctx, id)
+				p.home.unclaim(ctx, id)
 				return refuse(reason, err)
 			}
 		}
 	}
-	se, err := p.s.sessions.Restore(p.s.app.Name, sv, model, ui.Restored{At: r.SavedAt})
+	se, err := p.registry.Restore(p.app, sv, model, ui.Restored{At: r.SavedAt})
 	if err != nil {
-		p.s.cluster.unclaim(ctx, id)
+		p.home.unclaim(ctx, id)
 		if errors.Is(err, session.ErrExists) {
 			return false
 		}
 		return refuse("decode", err)
 	}
-	if !p.s.life.restore(se, r) {
-		p.s.sessions.EndCause(se.ID, session.Ended("the server is stopping"))
-		p.s.cluster.unclaim(ctx, id)
+	if !p.life.restore(se, r) {
+		p.registry.EndCause(se.ID, session.Ended("the server is stopping"))
+		p.home.unclaim(ctx, id)
 		return false
 	}
 	p.restored(se, r)
-	p.s.metrics.SessionsRestored.WithLabelValues(how).Inc()
-	p.s.log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
+	p.metrics.SessionsRestored.WithLabelValues(how).Inc()
+	p.log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
 	return true
 }
 
@@ -734,19 +782,19 @@ func (p *persister) decodeRecord(id string, data []byte) (r *savedSession, sv se
 	if err != nil {
 		return nil, sv, nil, "decode", err
 	}
-	if r.ID != id || r.App != p.s.app.Name {
+	if r.ID != id || r.App != p.app {
 		return nil, sv, nil, "decode", fmt.Errorf("record of session %q of app %q", r.ID, r.App)
 	}
-	if r.SSHOwned && time.Since(r.SavedAt) > p.s.opts.SSH.ResumeGrace {
+	if r.SSHOwned && time.Since(r.SavedAt) > p.resumeGrace {
 		return r, sv, nil, "expired", errExpired
 	}
 	if sv, err = r.saved(); err != nil {
 		return nil, sv, nil, "decode", err
 	}
-	if !p.s.cluster.mayClaim(r) {
+	if !p.home.mayClaim(r) {
 		return nil, sv, nil, "", errHeldByPeer
 	}
-	if perr := p.s.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
+	if perr := p.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -105,7 +106,7 @@ func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 			return
 		}
-		c.start()
+		c.start(&s.wg, s.opts.Limits)
 
 		cmd := sess.Command()
 		switch {
@@ -192,16 +193,17 @@ func tooManySessions(owner session.Owner, limit int) string {
 // conn is one SSH session (channel) with a terminal: the connection's
 // input, window size, limits and ending.
 type conn struct {
-	s      *Server
-	sess   ssh.Session
-	pty    ssh.Pty
-	winCh  <-chan ssh.Window
-	hasPty bool
-	user   string
-	fp     string // "" without a proven key
-	remote string
-	begin  time.Time
-	end    ending
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	sess    ssh.Session
+	pty     ssh.Pty
+	winCh   <-chan ssh.Window
+	hasPty  bool
+	user    string
+	fp      string // "" without a proven key
+	remote  string
+	begin   time.Time
+	end     ending
 
 	addr net.Addr // the client's address (remote's)
 	// bridgedIn is set for a client a peer node bridged here: its user,
@@ -231,7 +233,8 @@ type conn struct {
 func (s *Server) newConn(sess ssh.Session) *conn {
 	pty, winCh, hasPty := sess.Pty()
 	c := &conn{
-		s:         s,
+		log:       s.log,
+		metrics:   s.metrics,
 		sess:      sess,
 		pty:       pty,
 		winCh:     winCh,
@@ -286,16 +289,15 @@ func (c *conn) attached(se *session.Session, role tui.Role) {
 	c.mu.Unlock()
 }
 
-// start runs the connection's input pump and window watcher, and its
-// idle and maximum duration limits.
-func (c *conn) start() {
-	s := c.s
+// start runs the connection's input pump (on the server's WaitGroup wg)
+// and window watcher, and its idle and maximum duration limits.
+func (c *conn) start(wg *sync.WaitGroup, limits Limits) {
 	// The pump reads the client's input for as long as the channel is
 	// open, past the end of the handler; the server's WaitGroup joins it.
-	s.wg.Go(c.pump)
+	wg.Go(c.pump)
 	c.wg.Go(c.watchWindow)
 
-	idle := s.opts.Limits.IdleTimeout
+	idle := limits.IdleTimeout
 	var idleTimer *time.Timer
 	idleTimer = time.AfterFunc(idle, func() {
 		if since := time.Since(time.Unix(0, c.lastInput.Load())); since < idle {
@@ -304,8 +306,8 @@ func (c *conn) start() {
 		}
 		c.stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
 	})
-	maxTimer := time.AfterFunc(s.opts.Limits.MaxSessionDuration, func() {
-		c.stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", s.opts.Limits.MaxSessionDuration))
+	maxTimer := time.AfterFunc(limits.MaxSessionDuration, func() {
+		c.stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", limits.MaxSessionDuration))
 	})
 	c.timers = []*time.Timer{idleTimer, maxTimer}
 }
@@ -559,11 +561,11 @@ func (c *conn) logEnd() {
 	if outcome == "" {
 		outcome = metrics.OutcomeOK
 	}
-	c.s.metrics.Connection(outcome)
+	c.metrics.Connection(outcome)
 	c.mu.Lock()
 	command, sid, role := c.command, c.sid, c.role
 	c.mu.Unlock()
-	c.s.log.Info("ssh session ended",
+	c.log.Info("ssh session ended",
 		"remote", c.remote,
 		"user", c.user,
 		"key", c.fp,

@@ -24,9 +24,10 @@ import (
 // Bounds, in runes, on the text from outside a session that it keeps.
 // Whatever enters a session from the network (an SSH user name, an
 // agent's client name or tool name, what an approval prompt shows) is
-// cleaned with safetext.Clean at the entry points below (Attach, Record,
-// RequestApproval, RequestJoin, SendKeys), so that terminals and the MCP
-// resources only ever read text safe to draw.
+// cleaned with safetext.Clean at the parts' entry points (Attach and Join
+// in presence.go, Record in activity.go, RequestApproval, RequestJoin and
+// SendKeys in share.go), so that terminals and the MCP resources only
+// ever read text safe to draw.
 const (
 	maxName    = 96   // a user or client name ("name version")
 	maxField   = 128  // a tool name, widget id or label, an origin, an address

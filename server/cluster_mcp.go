@@ -194,7 +194,7 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 	self := c.node.ID()
 	for _, ni := range c.node.ByLoad() {
 		if ni.ID == self {
-			if h.s.isDraining() {
+			if h.host.isDraining() {
 				continue
 			}
 			return h.startLocal(ctx, owner, remote, "")
@@ -227,7 +227,7 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure {
 	unknown := &toolFailure{Kind: "unknown_session", Message: errUnknownSession.Error()}
 	c, h := p.c, p.h
-	if _, here := h.s.sessions.Get(id); here {
+	if _, here := h.registry.Get(id); here {
 		return unknown // this node holds it, and the caller's key did not start it
 	}
 	e, home, err := c.node.Lookup(ctx, id)

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
@@ -44,11 +47,18 @@ const (
 // the public names say "headless": Options.Headless, StartHeadless), with
 // the idle reaper of the sessions it starts and one-time join codes.
 type controlEndpoint struct {
-	// Fixed at creation.
-	s       *Server
-	keys    [][sha256.Size]byte // SHA-256 of each API key; nil: /mcp is off
-	server  *mcp.Server         // nil when /mcp is off
-	handler http.Handler        // nil when /mcp is off
+	// Fixed at creation: what it uses of the server.
+	host     controlHost
+	opts     Options
+	log      *slog.Logger
+	metrics  *metrics.Metrics
+	policy   authz.Policy
+	proxies  trustedProxies      // whose X-Forwarded-For is believed
+	life     *lifecycle          // owns the sessions it starts
+	registry *session.Manager    // the live sessions
+	keys     [][sha256.Size]byte // SHA-256 of each API key; nil: /mcp is off
+	server   *mcp.Server         // nil when /mcp is off
+	handler  http.Handler        // nil when /mcp is off
 	// failures is the per-address budget of wrong API keys, its own: a
 	// wrong key never spends the SSH failed-login budget.
 	failures *failureBudget
@@ -70,9 +80,23 @@ type controlEndpoint struct {
 	watchers sync.WaitGroup // one per client holding a place: gives it back when the client ends
 }
 
+// controlHost is what the control endpoint asks of the server: to start
+// a session for an owner, a join code for it and the command that uses
+// it, the URL clients reach the server at, and whether it is draining.
+type controlHost interface {
+	StartHeadless(owner session.Owner) (se *session.Session, end func(), err error)
+	issueCode(id string) (string, error)
+	joinCommand(id string) string
+	publicURL(via net.Addr) string
+	isDraining() bool
+}
+
+var _ controlHost = (*Server)(nil)
+
 func (s *Server) newControlEndpoint() (*controlEndpoint, error) {
 	h := &controlEndpoint{
-		s:        s,
+		host: s, opts: s.opts, log: s.log, metrics: s.metrics, policy: s.policy,
+		proxies: s.httpProxies, life: s.life, registry: s.sessions,
 		failures: newFailureBudget(s.opts.Limits.MaxAuthFailures, s.opts.Limits.AuthFailureWindow),
 		clients:  newSlots[struct{}](s.opts.Headless.MaxClients),
 	}
@@ -90,8 +114,8 @@ func (s *Server) newControlEndpoint() (*controlEndpoint, error) {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
 	gate := &mcpbridge.Gate{
-		Policy:  h.s.policy,
-		Metrics: h.s.metrics,
+		Policy:  h.policy,
+		Metrics: h.metrics,
 		Context: controlContext,
 		Call: func(_ context.Context, r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
 			return h.authorizeCall(r, actx)
@@ -164,11 +188,11 @@ func (h *controlEndpoint) check(token string) (sum [sha256.Size]byte, ok bool) {
 func (h *controlEndpoint) verify(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 	sum, ok := h.check(token)
 	if !ok {
-		h.s.metrics.MCPRejected("unauthorized")
+		h.metrics.MCPRejected("unauthorized")
 		return nil, auth.ErrInvalidToken
 	}
 	o := apiKeyOwner(sum)
-	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o, "remote": h.s.httpProxies.clientIP(r)}}, nil
+	return &auth.TokenInfo{UserID: o.User, Extra: map[string]any{"owner": o, "remote": h.proxies.clientIP(r)}}, nil
 }
 
 // remoteOf is the client address of the request a call came in on, as
@@ -203,9 +227,9 @@ func (h *controlEndpoint) wrongKeyThrottled(r *http.Request) bool {
 	if _, right := h.check(token); right {
 		return false
 	}
-	ip := h.s.httpProxies.clientIP(r)
+	ip := h.proxies.clientIP(r)
 	throttled := !h.failures.spend(ip)
-	h.s.log.Info("wrong /mcp API key", "remote", ip, "throttled", throttled)
+	h.log.Info("wrong /mcp API key", "remote", ip, "throttled", throttled)
 	return throttled
 }
 
@@ -218,30 +242,30 @@ func (h *controlEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !mcpbridge.OriginAllowed(r, h.s.opts.MCP.TrustedOrigins) {
-		h.s.metrics.MCPRejected("origin")
+	if !mcpbridge.OriginAllowed(r, h.opts.MCP.TrustedOrigins) {
+		h.metrics.MCPRejected("origin")
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
 	if !mcpbridge.HostWellFormed(r.Host) {
-		h.s.metrics.MCPRejected("host")
+		h.metrics.MCPRejected("host")
 		http.Error(w, "malformed Host header", http.StatusBadRequest)
 		return
 	}
-	if !mcpbridge.HostAllowed(r, h.s.opts.MCP.AllowedHosts) {
-		h.s.metrics.MCPRejected("host")
+	if !mcpbridge.HostAllowed(r, h.opts.MCP.AllowedHosts) {
+		h.metrics.MCPRejected("host")
 		http.Error(w, "Host not allowed on this listener (DNS rebinding protection)", http.StatusForbidden)
 		return
 	}
 	if h.wrongKeyThrottled(r) {
 		// Too many wrong API keys from this address (a budget of their
 		// own: failed SSH logins are not counted here, nor these there).
-		h.s.metrics.MCPRejected("rate_limited")
+		h.metrics.MCPRejected("rate_limited")
 		http.Error(w, "too many failed authentications from your address; try again later", http.StatusTooManyRequests)
 		return
 	}
 	if r.ContentLength > controlBodyLimit {
-		h.s.metrics.MCPRejected("body_too_large")
+		h.metrics.MCPRejected("body_too_large")
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
@@ -258,8 +282,8 @@ func (h *controlEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *controlEndpoint) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, controlBodyLimit)
-		if code, err := mcpbridge.ReadBody(w, r, h.s.opts.MCP.BodyTimeout, h.s.opts.MCP.MaxBatch); err != nil {
-			h.s.metrics.MCPRejected(mcpbridge.BodyRejection(err))
+		if code, err := mcpbridge.ReadBody(w, r, h.opts.MCP.BodyTimeout, h.opts.MCP.MaxBatch); err != nil {
+			h.metrics.MCPRejected(mcpbridge.BodyRejection(err))
 			http.Error(w, err.Error(), code)
 			return
 		}
@@ -284,8 +308,8 @@ func (h *controlEndpoint) limitClients(next http.Handler) http.Handler {
 		}
 		release, ok := h.clients.tryTake(struct{}{})
 		if !ok {
-			h.s.metrics.MCPRejected("too_many_clients")
-			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.s.opts.Headless.MaxClients), http.StatusTooManyRequests)
+			h.metrics.MCPRejected("too_many_clients")
+			http.Error(w, fmt.Sprintf("too many clients attached to /mcp (limit %d); close one", h.opts.Headless.MaxClients), http.StatusTooManyRequests)
 			return
 		}
 		kept := false
@@ -343,9 +367,9 @@ func (h *controlEndpoint) clientCount() int { return h.clients.held(struct{}{}) 
 
 func (h *controlEndpoint) posture() string {
 	if h.handler == nil {
-		return "off (no " + h.s.opts.setting("Options.Headless.APIKeysFile") + ")"
+		return "off (no " + h.opts.setting("Options.Headless.APIKeysFile") + ")"
 	}
-	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.s.opts.Headless.APIKeysFile, h.s.opts.Headless.IdleTimeout)
+	return fmt.Sprintf("/mcp with %d API keys from %s; idle sessions end after %s", len(h.keys), h.opts.Headless.APIKeysFile, h.opts.Headless.IdleTimeout)
 }
 
 func (h *controlEndpoint) isClosed() bool { return h.closed.Load() }
@@ -398,12 +422,12 @@ const hostHeader = "X-Raxol-Request-Host"
 // Options.MCP.PublicURL when set; else the host the caller reached /mcp by, which
 // it can reach the sessions by too; else the listener's address.
 func (h *controlEndpoint) baseFor(req *mcp.CallToolRequest) string {
-	if h.s.opts.MCP.PublicURL == "" && req.Extra != nil {
+	if h.opts.MCP.PublicURL == "" && req.Extra != nil {
 		if host := req.Extra.Header.Get(hostHeader); host != "" {
 			return "http://" + host
 		}
 	}
-	return strings.TrimRight(h.s.publicURL(nil), "/")
+	return strings.TrimRight(h.host.publicURL(nil), "/")
 }
 
 // callerOf is the API key owner of a request (set by verify).
@@ -497,33 +521,33 @@ func (f *toolFailure) result() *mcp.CallToolResult { return toolError(f.Kind, f.
 // ("" when the client called this node), for the log.
 func (h *controlEndpoint) startLocal(ctx context.Context, owner session.Owner, remote, peer string) (startAnswer, *toolFailure) {
 	stopping := &toolFailure{Kind: "start_failed", Message: "the server is stopping", elsewhere: true}
-	se, end, err := h.s.StartHeadless(owner)
+	se, end, err := h.host.StartHeadless(owner)
 	switch {
 	case errors.Is(err, ErrSessionLimit):
-		return startAnswer{}, &toolFailure{Kind: "limit", Message: fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.s.opts.Limits.MaxSessionsPerUser)}
+		return startAnswer{}, &toolFailure{Kind: "limit", Message: fmt.Sprintf("this API key already has %d live sessions (the limit); stop one with raxol_stop", h.opts.Limits.MaxSessionsPerUser)}
 	case errors.Is(err, ErrShutdown):
 		return startAnswer{}, stopping
 	case err != nil:
 		return startAnswer{}, &toolFailure{Kind: "start_failed", Message: "could not start a session: " + err.Error()}
 	}
-	if h.isClosed() || !h.s.life.addStarted(se, owner.Key()) {
+	if h.isClosed() || !h.life.addStarted(se, owner.Key()) {
 		end()
 		return startAnswer{}, stopping
 	}
-	code, err := h.s.issueCode(se.ID)
+	code, err := h.host.issueCode(se.ID)
 	if err != nil {
 		end()
 		return startAnswer{}, &toolFailure{Kind: "start_failed", Message: "could not start a session: " + err.Error()}
 	}
 	if peer != "" {
-		h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote, "for_peer", peer)
+		h.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote, "for_peer", peer)
 	} else {
-		h.s.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote)
+		h.log.Info("headless session started", "session", se.ID, "owner", owner.User, "remote", remote)
 	}
 	// In a cluster, the directory knows it before the caller does, so
 	// that its URL works through every node at once.
 	h.others.announceNow(ctx)
-	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.s.joinCommand(se.ID), Node: h.others.nodeID()}, nil
+	return startAnswer{ID: se.ID, Token: se.Token(), JoinCode: code, JoinCommand: h.host.joinCommand(se.ID), Node: h.others.nodeID()}, nil
 }
 
 func (h *controlEndpoint) stop(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -537,14 +561,14 @@ func (h *controlEndpoint) stop(ctx context.Context, req *mcp.CallToolRequest) (*
 	if err := json.Unmarshal(req.Params.Arguments, &args); err != nil || args.ID == "" {
 		return toolError("invalid_arguments", `want {"id": "<session id>"}`), nil
 	}
-	if !h.s.life.stopStarted(args.ID, owner.Key()) {
+	if !h.life.stopStarted(args.ID, owner.Key()) {
 		// On the node holding it, or unknown_session.
 		if fail := h.others.stop(ctx, args.ID, owner, remoteOf(req)); fail != nil {
 			return fail.result(), nil
 		}
 		return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 	}
-	h.s.log.Info("headless session stopped", "session", args.ID, "owner", owner.User, "remote", remoteOf(req))
+	h.log.Info("headless session stopped", "session", args.ID, "owner", owner.User, "remote", remoteOf(req))
 	h.others.announceNow(ctx)
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
@@ -569,7 +593,7 @@ func (h *controlEndpoint) list(ctx context.Context, req *mcp.CallToolRequest) (*
 		return toolError("unauthorized", "no API key identity on this request"), nil
 	}
 	out := []any{}
-	for _, se := range h.s.life.startedFor(owner.Key()) {
+	for _, se := range h.life.startedFor(owner.Key()) {
 		en := listEntry{ID: se.ID, Node: h.others.nodeID(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
 			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}
 		for _, a := range se.Attached() {
@@ -605,7 +629,7 @@ func sensitiveControl(name string) (sensitive, known bool) {
 }
 
 func (h *controlEndpoint) listable(name string, actx authz.Context) bool {
-	p := h.s.policy
+	p := h.policy
 	sensitive, known := sensitiveControl(name)
 	if !known || (sensitive && !p.ToolConfigured()) {
 		return false
@@ -615,14 +639,14 @@ func (h *controlEndpoint) listable(name string, actx authz.Context) bool {
 }
 
 func (h *controlEndpoint) authorizeCall(r *mcp.CallToolRequest, actx authz.Context) *mcp.CallToolResult {
-	p := h.s.policy
+	p := h.policy
 	name := r.Params.Name
 	sensitive, known := sensitiveControl(name)
 	if !known {
 		return toolError("unknown_tool", fmt.Sprintf("unknown tool %q", name))
 	}
 	if sensitive && !p.ToolConfigured() {
-		h.s.metrics.Authz("tool", "deny")
+		h.metrics.Authz("tool", "deny")
 		return mcpbridge.DenialResult(name, authz.Deny("sensitive_tool_unguarded: a sensitive tool never runs without an authorizer"))
 	}
 	var args map[string]any
@@ -632,13 +656,13 @@ func (h *controlEndpoint) authorizeCall(r *mcp.CallToolRequest, actx authz.Conte
 	d, panicked := p.DecideTool(name, args, actx)
 	if panicked || d.Kind != authz.KindAllow {
 		if panicked {
-			h.s.metrics.Authz("tool", "error")
+			h.metrics.Authz("tool", "error")
 		} else {
-			h.s.metrics.Authz("tool", d.Kind.String())
+			h.metrics.Authz("tool", d.Kind.String())
 		}
 		return mcpbridge.DenialResult(name, d) // an ask has no human to answer it here
 	}
-	h.s.metrics.Authz("tool", "allow")
+	h.metrics.Authz("tool", "allow")
 	return nil
 }
 

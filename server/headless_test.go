@@ -407,7 +407,10 @@ func TestHeadlessToolsGoThroughThePolicy(t *testing.T) {
 	})
 	t.Run("no tool authorizer", func(t *testing.T) {
 		srv := startHeadlessServer(t, Options{})
-		srv.policy = authz.Policy{Read: authz.AllowAll(), ReadSource: authz.SourceConfigured} // New refuses this; test the call path
+		// New refuses this policy; test the call path (the control
+		// endpoint holds its own copy of the policy).
+		srv.policy = authz.Policy{Read: authz.AllowAll(), ReadSource: authz.SourceConfigured}
+		srv.control.policy = srv.policy
 		a := control(t, srv, keyA)
 		if names := toolNames(t, a); slices.Contains(names, ToolStart) || slices.Contains(names, ToolStop) {
 			t.Fatalf("sensitive tools listed without an authorizer: %v", names)

@@ -97,6 +97,7 @@ func TestAfterNATSLosesItsDataTheNodesAnnounceEverythingAgain(t *testing.T) {
 }
 
 func TestJoinWhileNATSIsDown(t *testing.T) {
+	testkit.EndToEnd(t) // here: its joins run on goroutines of their own before NATS starts
 	t.Parallel()
 	port := freePort(t)
 	url := "nats://127.0.0.1:" + strconv.Itoa(port)

@@ -84,11 +84,9 @@ func startNodes(t *testing.T, natsURL string, app server.App, base server.Option
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := base
-		o.Cluster = server.ClusterOptions{Options: cluster.Options{
-			NATSURL: natsURL, NodeID: id, Secret: secret, Bucket: bucket,
-			Heartbeat: time.Second, TTL: 3 * time.Second,
-		}}
+		o := base // base.Cluster's replicas and join timeout are kept
+		o.Cluster.NATSURL, o.Cluster.NodeID, o.Cluster.Secret, o.Cluster.Bucket = natsURL, id, secret, bucket
+		o.Cluster.Heartbeat, o.Cluster.TTL = time.Second, 3*time.Second
 		srv, err := server.New(app, testOptions(t, o))
 		if err != nil {
 			t.Fatalf("node %s: New: %v", id, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -39,41 +38,12 @@ func startR1Nodes(t *testing.T, urls, bucket string, ids ...string) []*clusterNo
 // startR1NodesEvery is startR1Nodes with the saver's interval every.
 func startR1NodesEvery(t *testing.T, urls, bucket string, every time.Duration, ids ...string) []*clusterNode {
 	t.Helper()
-	secret := r1Secret
-	var nodes []*clusterNode
-	for _, id := range ids {
-		sshLn, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := server.Options{
-			SSH:       server.SSHOptions{ResumeGrace: time.Minute},
-			Snapshots: server.SnapshotOptions{Every: every},
-		}
-		o.Cluster = server.ClusterOptions{Options: cluster.Options{
-			NATSURL: urls, NodeID: id, Secret: secret, Bucket: bucket,
-			Heartbeat: time.Second, TTL: 3 * time.Second, Replicas: 1,
-		}, JoinTimeout: 20 * time.Second}
-		srv, err := server.New(savingDemo(1), testOptions(t, o))
-		if err != nil {
-			t.Fatalf("node %s: New: %v", id, err)
-		}
-		if err := srv.StartOn(sshLn, httpLn); err != nil {
-			t.Fatalf("node %s: StartOn: %v", id, err)
-		}
-		ts := &testServer{Server: srv, t: t}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			_ = ts.Shutdown(ctx)
-		})
-		nodes = append(nodes, &clusterNode{testServer: ts, id: id, ssh: sshLn.Addr().String(), http: httpLn.Addr().String()})
+	o := server.Options{
+		SSH:       server.SSHOptions{ResumeGrace: time.Minute},
+		Snapshots: server.SnapshotOptions{Every: every},
+		Cluster:   server.ClusterOptions{Options: cluster.Options{Replicas: 1}, JoinTimeout: 20 * time.Second},
 	}
-	return nodes
+	return startNodes(t, urls, savingDemo(1), o, r1Secret, bucket, ids...)
 }
 
 // writer is an agent writing w<n> into a session's search, n counting up,

@@ -164,20 +164,11 @@ func (e *env) connect(sse bool, opts ...func(*mcp.ClientOptions)) (*mcp.ClientSe
 	return cs, n
 }
 
+// call is testkit.CallTool without the text.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	var out map[string]any
-	text := res.Content[0].(*mcp.TextContent).Text
-	if err := json.Unmarshal([]byte(text), &out); err != nil {
-		return map[string]any{"text": text}, res.IsError
-	}
-	return out, res.IsError
+	out, _, isErr := testkit.CallTool(t, cs, name, args)
+	return out, isErr
 }
 
 func model(s *session.Session) form { return s.Dispatcher.Snapshot().Model.(form) }

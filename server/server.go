@@ -100,7 +100,10 @@ type Server struct {
 	control *controlEndpoint // the control endpoint: /mcp, its sessions and join codes
 	// sshOthers answers an SSH connection's questions about other nodes:
 	// sshAlone on a single node, sshPeers in a cluster (set at start).
-	sshOthers   sshElsewhere
+	sshOthers sshElsewhere
+	// httpOthers routes HTTP requests that may be another node's:
+	// httpAlone on a single node, the cluster node in a cluster.
+	httpOthers  httpElsewhere
 	channels    channelCounts // session channels open per SSH connection
 	traces      authTraces    // authentication of connections in their handshake
 	ssh         *ssh.Server
@@ -145,12 +148,13 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		sshOthers: sshAlone{},
-		app:       app,
-		opts:      opts,
-		log:       opts.Logger,
-		metrics:   opts.Metrics,
-		progs:     make(map[*tea.Program]struct{}),
+		sshOthers:  sshAlone{},
+		httpOthers: httpAlone{},
+		app:        app,
+		opts:       opts,
+		log:        opts.Logger,
+		metrics:    opts.Metrics,
+		progs:      make(map[*tea.Program]struct{}),
 	}
 
 	switch opts.Env {
@@ -248,20 +252,12 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	s.mcpMux = http.NewServeMux()
 	s.mcpMux.Handle("/sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cluster != nil {
-			s.cluster.serveSession(w, r, s.bridge)
-			return
-		}
-		s.bridge.ServeHTTP(w, r)
+		s.httpOthers.serveSession(w, r, s.bridge)
 	}))
 	s.mcpMux.Handle("/mcp", s.control)
 	mux := http.NewServeMux()
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cluster != nil {
-			s.cluster.servePeerChecked(w, r, s.mcpMux)
-			return
-		}
-		s.mcpMux.ServeHTTP(w, r)
+		s.httpOthers.servePeerChecked(w, r, s.mcpMux)
 	}))
 	ops := mux
 	if opts.MetricsAddr != "" {
@@ -330,6 +326,31 @@ func (s *Server) ReadyHandler() http.Handler {
 			_, _ = w.Write([]byte("ready\n"))
 		}
 	})
+}
+
+// httpElsewhere routes the HTTP requests that may be another node's: a
+// session's endpoints (serveSession: here, or passed to the node holding
+// it) and every request (servePeerChecked: a peer node's signed ones). A
+// single node (httpAlone) serves everything itself; the cluster node
+// (cluster.go) is the other.
+type httpElsewhere interface {
+	serveSession(w http.ResponseWriter, r *http.Request, local http.Handler)
+	servePeerChecked(w http.ResponseWriter, r *http.Request, next http.Handler)
+}
+
+// httpAlone is a single node: every request is its own.
+type httpAlone struct{}
+
+var (
+	_ httpElsewhere = httpAlone{}
+	_ httpElsewhere = (*clusterNode)(nil)
+)
+
+func (httpAlone) serveSession(w http.ResponseWriter, r *http.Request, local http.Handler) {
+	local.ServeHTTP(w, r)
+}
+func (httpAlone) servePeerChecked(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	next.ServeHTTP(w, r)
 }
 
 // Session returns the live session id, if this server holds it: what a
@@ -430,6 +451,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 		s.life.observe(s.cluster)
 		s.control.others = clusterPeers{c: s.cluster, h: s.control}
 		s.sshOthers = sshPeers{s}
+		s.httpOthers = s.cluster
 	}
 	s.cluster.adoptSnapshots(p)
 	p.restoreAll(context.Background())

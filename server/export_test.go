@@ -55,3 +55,19 @@ func (s *Server) SaveHeadless(se *session.Session) { s.persist.Load().track(se, 
 // (not in the public API: a caller of server gets Session and
 // LiveSessions).
 func (s *Server) Sessions() *session.Manager { return s.sessions }
+
+// SavedVersion is the dispatcher version of session id's model that the
+// saver last stored, and whether it stored any.
+func (s *Server) SavedVersion(id string) (uint64, bool) {
+	p := s.persist.Load()
+	if p == nil {
+		return 0, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.tracked[id]
+	if !ok || !t.stored {
+		return 0, false
+	}
+	return t.version, true
+}

@@ -32,14 +32,17 @@ func typedAndSaved(t *testing.T, n *clusterNode, c *client, text string) (id, to
 	t.Helper()
 	id = waitDemo(t, c)
 	se, _ := n.Sessions().Get(id)
-	before := scrapeMetric(t, n.http, "raxol_snapshots_saved_total")
 	c.Key(keyTab)
 	c.Type(text)
 	c.WaitFor(t, "Search: "+text, waitLong)
-	// Saved by the saver's next tick.
+	// Saved by the saver's next tick: the stored record holds the model
+	// as of the version that shows the text (a save counted before it,
+	// encoded earlier, does not).
+	shown := se.Dispatcher.Snapshot().Version
 	testkit.Eventually(t, 10*time.Second, func() bool {
-		return scrapeMetric(t, n.http, "raxol_snapshots_saved_total") > before
-	}, "a save after typing")
+		v, ok := n.SavedVersion(id)
+		return ok && v >= shown
+	}, "a save of the typed text")
 	return id, se.Token()
 }
 

@@ -242,6 +242,13 @@ type proxiedRequests struct {
 	n  map[string]int
 }
 
+// inFlight is how many requests client has in flight now.
+func (p *proxiedRequests) inFlight(client string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n[client]
+}
+
 // limit serves next, refusing with 429 a request through a trusted proxy
 // from a client that already has max in flight. Requests from any other
 // peer pass: perIPListener counted their connections.

@@ -110,7 +110,14 @@ func TestCapsProxiedRequestsUnderConcurrency(t *testing.T) {
 		if st := statuses(rs); st[http.StatusTooManyRequests] != racers-limit || st[http.StatusOK] != limit {
 			t.Errorf("round %d: statuses %v, want %d refused and %d streams held", round, st, racers-limit, limit)
 		}
+		if n := srv.proxied.inFlight("203.0.113.9"); n != limit {
+			t.Errorf("round %d: the server counts %d requests in flight for the client, want %d", round, n, limit)
+		}
 		closeHTTP(rs)
+		// Every place is given back once the server has seen each stream
+		// close (its handler returns then), not at the client's close.
+		testkit.Eventually(t, waitShortInternal, func() bool { return srv.proxied.inFlight("203.0.113.9") == 0 },
+			"round %d: the places given back: %d held", round, srv.proxied.inFlight("203.0.113.9"))
 	}
 	// Another client through the same proxy has its own places.
 	other := strings.Replace(head, "203.0.113.9", "203.0.113.10", 1)

@@ -101,6 +101,7 @@ type Server struct {
 	// sshOthers answers an SSH connection's questions about other nodes:
 	// sshAlone on a single node, sshPeers in a cluster (set at start).
 	sshOthers sshElsewhere
+	proxied   *proxiedRequests // the cap of requests through trusted proxies per client
 	// httpOthers routes HTTP requests that may be another node's:
 	// httpAlone on a single node, the cluster node in a cluster.
 	httpOthers  httpElsewhere
@@ -267,9 +268,9 @@ func New(app App, opts Options) (*Server, error) {
 	ops.Handle("GET /metrics", s.metrics.Handler())
 	ops.Handle("GET /healthz", s.HealthHandler())
 	ops.Handle("GET /readyz", s.ReadyHandler())
-	proxied := &proxiedRequests{trusted: s.httpProxies, max: opts.Limits.MaxHTTPPerIP, n: map[string]int{},
+	s.proxied = &proxiedRequests{trusted: s.httpProxies, max: opts.Limits.MaxHTTPPerIP, n: map[string]int{},
 		refused: func() { s.metrics.MCPRejected("too_many_connections") }}
-	s.http = s.newHTTPServer(proxied.limit(mux))
+	s.http = s.newHTTPServer(s.proxied.limit(mux))
 	return s, nil
 }
 

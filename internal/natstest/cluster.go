@@ -227,7 +227,7 @@ func (c *Cluster) tryStart(i int) error {
 		// dialed at the advertised address: one nobody listens on.
 		Cluster: server.ClusterOpts{Name: ClusterName, Host: "127.0.0.1", Port: c.routes[i], NoAdvertise: true,
 			Advertise: "127.0.0.1:1"},
-		Routes:  server.RoutesFromStr(strings.Join(routes, ",")),
+		Routes: server.RoutesFromStr(strings.Join(routes, ",")),
 	})
 	if err != nil {
 		return fmt.Errorf("natstest: nats-server n%d: %w", i, err)

@@ -58,10 +58,8 @@ func (f *Fenced) Put(ctx context.Context, id string, data []byte) error {
 	next, err := f.PutRev(ctx, id, data, rev)
 	if errors.Is(err, ErrConflict) && tried != nil {
 		// The write whose answer was lost may be what moved it on.
-		got, cur, gerr := f.GetRev(ctx, id)
-		if gerr == nil && bytes.Equal(got, tried) {
-			rev = cur
-			next, err = f.PutRev(ctx, id, data, rev)
+		if cur, ours, _ := f.landed(ctx, id, tried); ours {
+			next, err = f.PutRev(ctx, id, data, cur)
 		}
 	}
 	f.mu.Lock()
@@ -90,9 +88,9 @@ func (f *Fenced) Delete(ctx context.Context, id string) error {
 	}
 	if tried != nil && (!seen || errors.Is(err, ErrConflict)) {
 		// The write whose answer was lost may be what is there now.
-		got, cur, gerr := f.GetRev(ctx, id)
+		cur, ours, gerr := f.landed(ctx, id, tried)
 		switch {
-		case gerr == nil && bytes.Equal(got, tried):
+		case ours:
 			err = f.DeleteRev(ctx, id, cur)
 		case errors.Is(gerr, ErrNotFound):
 			err = nil // it never landed, or is gone
@@ -104,6 +102,16 @@ func (f *Fenced) Delete(ctx context.Context, id string) error {
 		f.Forget(id)
 	}
 	return err
+}
+
+// landed reads id and reports whether it holds exactly tried (a Put of
+// this writer whose answer was lost), with its revision.
+func (f *Fenced) landed(ctx context.Context, id string, tried []byte) (rev uint64, ours bool, err error) {
+	got, rev, err := f.GetRev(ctx, id)
+	if err != nil {
+		return 0, false, err
+	}
+	return rev, bytes.Equal(got, tried), nil
 }
 
 // Forget drops what f remembers of id: the writer no longer writes it.

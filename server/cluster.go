@@ -374,9 +374,9 @@ func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local
 		return
 	}
 	if _, ok := c.s.sessions.Get(id); ok {
-		if err := c.node.Fenced(id); errors.Is(err, cluster.ErrClaimLost) {
+		if c.node.ClaimLost(id) {
 			// Another node claimed it: nothing is served here any more.
-			c.refuseFenced(w, err)
+			c.refuseMoved(w)
 			return
 		}
 		// A node whose lease lapsed (degraded: it cannot reach NATS)
@@ -402,15 +402,12 @@ func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local
 	}
 }
 
-// refuseFenced answers a request for a session this node may not serve
-// now (fenced says why) with 503 and a line the agent can act on.
-func (c *clusterNode) refuseFenced(w http.ResponseWriter, err error) {
-	msg := "this session is moving to another node of the cluster; retry in a moment"
-	if errors.Is(err, cluster.ErrClaimLost) {
-		msg = "this session moved to another node of the cluster; retry to reach it there"
-	}
+// refuseMoved answers a request for a session another node claimed with
+// 503 and a line the agent can act on (a degraded node, whose lease only
+// lapsed, still serves its sessions).
+func (c *clusterNode) refuseMoved(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", "1")
-	http.Error(w, msg, http.StatusServiceUnavailable)
+	http.Error(w, "this session moved to another node of the cluster; retry to reach it there", http.StatusServiceUnavailable)
 }
 
 // sessionIDOf is the <id> of /sessions/<id>/..., or "".

@@ -11,9 +11,12 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 )
@@ -46,8 +49,19 @@ func (o ClusterOptions) enabled() bool { return o.NATSURL != "" }
 // clusterNode is the server's membership in a cluster: the one owner of
 // what the directory says about this node's sessions.
 type clusterNode struct {
-	s    *Server
 	node *cluster.Node
+
+	// What it uses of the server, given at join.
+	log         *slog.Logger
+	metrics     *metrics.Metrics
+	sessions    *session.Manager
+	life        *lifecycle
+	agents      *mcpbridge.Bridge          // agents attached, for the directory
+	persist     *atomic.Pointer[persister] // the saver, set after join (nil: none)
+	admit       *admission                 // bridged connections' addresses
+	httpProxies trustedProxies
+	bodyTimeout time.Duration // of a peer's control request
+	control     *controlEndpoint
 
 	poke   chan struct{}      // a session changed: sync now
 	flush  chan chan struct{} // syncNow: closed after the next sync
@@ -113,15 +127,24 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	c := &clusterNode{
-		peer:      peer,
-		s:         s,
-		node:      node,
-		poke:      make(chan struct{}, 1),
-		flush:     make(chan chan struct{}),
-		cancel:    stop,
-		done:      make(chan struct{}),
-		announced: make(map[string]cluster.SessionEntry),
-		transport: peerTransport(),
+		peer:        peer,
+		node:        node,
+		log:         s.log,
+		metrics:     s.metrics,
+		sessions:    s.sessions,
+		life:        s.life,
+		agents:      s.bridge,
+		persist:     &s.persist,
+		admit:       s.admit,
+		httpProxies: s.httpProxies,
+		bodyTimeout: s.opts.MCP.BodyTimeout,
+		control:     s.control,
+		poke:        make(chan struct{}, 1),
+		flush:       make(chan chan struct{}),
+		cancel:      stop,
+		done:        make(chan struct{}),
+		announced:   make(map[string]cluster.SessionEntry),
+		transport:   peerTransport(),
 	}
 	c.proxy = c.newProxy()
 	// A session another node claimed is given up by the next sync; Fenced
@@ -201,7 +224,7 @@ func (c *clusterNode) run(ctx context.Context) {
 // started or changed are announced, ended ones forgotten. A failed write
 // is tried again at the next sync (the entry is not marked as told).
 func (c *clusterNode) sync(ctx context.Context) {
-	now := c.s.directoryEntries()
+	now := c.directoryEntries()
 	agents := 0
 	for id, e := range now {
 		agents += e.Agents
@@ -217,7 +240,7 @@ func (c *clusterNode) sync(ctx context.Context) {
 			if errors.Is(err, cluster.ErrClaimLost) {
 				c.giveUp(id)
 			} else if ctx.Err() == nil {
-				c.s.log.Debug("cluster: announce failed; retried", "session", id, "err", err)
+				c.log.Debug("cluster: announce failed; retried", "session", id, "err", err)
 			}
 			continue
 		}
@@ -228,7 +251,7 @@ func (c *clusterNode) sync(ctx context.Context) {
 			continue
 		}
 		if err := c.node.Forget(ctx, id); err != nil && ctx.Err() == nil {
-			c.s.log.Debug("cluster: forget failed; retried", "session", id, "err", err)
+			c.log.Debug("cluster: forget failed; retried", "session", id, "err", err)
 			continue
 		}
 		delete(c.announced, id)
@@ -247,14 +270,14 @@ const movedReason = "this session moved to another node of the cluster; reconnec
 // directory entry, the winner's, is not touched (Forget leaves an entry
 // naming another node).
 func (c *clusterNode) giveUp(id string) {
-	se, ok := c.s.sessions.Get(id)
+	se, ok := c.sessions.Get(id)
 	if !ok {
 		return
 	}
-	c.s.log.Warn("cluster: another node claimed a session this node held; ending this node's copy without saving it",
+	c.log.Warn("cluster: another node claimed a session this node held; ending this node's copy without saving it",
 		"session", id)
-	c.s.persist.Load().abandon(se)
-	c.s.sessions.EndCause(id, session.Ended(movedReason))
+	c.persist.Load().abandon(se)
+	c.sessions.EndCause(id, session.Ended(movedReason))
 }
 
 // fenced returns nil while this node may acknowledge writes to session id
@@ -274,13 +297,13 @@ func sameEntry(a, b cluster.SessionEntry) bool {
 
 // directoryEntries is what the directory should say about this node's
 // sessions now.
-func (s *Server) directoryEntries() map[string]cluster.SessionEntry {
-	list := s.sessions.List()
+func (c *clusterNode) directoryEntries() map[string]cluster.SessionEntry {
+	list := c.sessions.List()
 	out := make(map[string]cluster.SessionEntry, len(list))
-	s.life.mu.Lock()
+	c.life.mu.Lock()
 	for _, se := range list {
 		e := cluster.SessionEntry{ID: se.ID, Owner: se.Owner.KeyFingerprint, Headless: true, Created: se.Created}
-		if ls, ok := s.life.sessions[se.ID]; ok && ls.sshOwned {
+		if ls, ok := c.life.sessions[se.ID]; ok && ls.sshOwned {
 			e.Headless = false
 			e.Detached = ls.primary == nil && !ls.detachedAt.IsZero()
 		} else if ok {
@@ -288,9 +311,9 @@ func (s *Server) directoryEntries() map[string]cluster.SessionEntry {
 		}
 		out[se.ID] = e
 	}
-	s.life.mu.Unlock()
+	c.life.mu.Unlock()
 	for id, e := range out {
-		e.Agents = s.bridge.Clients(id)
+		e.Agents = c.agents.Clients(id)
 		out[id] = e
 	}
 	return out
@@ -373,7 +396,7 @@ func (c *clusterNode) serveSession(w http.ResponseWriter, r *http.Request, local
 		local.ServeHTTP(w, r)
 		return
 	}
-	if _, ok := c.s.sessions.Get(id); ok {
+	if _, ok := c.sessions.Get(id); ok {
 		if c.node.ClaimLost(id) {
 			// Another node claimed it: nothing is served here any more.
 			c.refuseMoved(w)
@@ -441,15 +464,15 @@ func (c *clusterNode) newProxy() *httputil.ReverseProxy {
 					pr.Out.Header.Del(name)
 				}
 			}
-			pr.Out.Header["X-Forwarded-For"] = []string{c.s.httpProxies.clientIP(pr.In)}
+			pr.Out.Header["X-Forwarded-For"] = []string{c.httpProxies.clientIP(pr.In)}
 			c.node.SignRequest(pr.Out)
 		},
 		Transport:     c.transport,
 		FlushInterval: -1,
-		ErrorLog:      slog.NewLogLogger(c.s.log.Handler(), slog.LevelDebug),
+		ErrorLog:      slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() == nil {
-				c.s.log.Warn("cluster: the session's server did not answer", "url", r.URL.Host, "err", err)
+				c.log.Warn("cluster: the session's server did not answer", "url", r.URL.Host, "err", err)
 			}
 			http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
 		},
@@ -460,7 +483,7 @@ func (c *clusterNode) newProxy() *httputil.ReverseProxy {
 func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home cluster.NodeInfo) {
 	target, err := url.Parse(home.HTTPURL)
 	if err != nil || target.Host == "" {
-		c.s.log.Warn("cluster: a peer's HTTP URL is not usable", "node", home.ID, "url", home.HTTPURL)
+		c.log.Warn("cluster: a peer's HTTP URL is not usable", "node", home.ID, "url", home.HTTPURL)
 		http.Error(w, "the session's server cannot be reached", http.StatusBadGateway)
 		return
 	}

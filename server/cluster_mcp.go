@@ -163,7 +163,7 @@ func (c *clusterNode) announceNow(ctx context.Context) {
 		return
 	case <-ctx.Done():
 	}
-	c.s.log.Warn("cluster: the directory was not updated in time; other nodes learn of the change with the next sync", "waited", announceWait)
+	c.log.Warn("cluster: the directory was not updated in time; other nodes learn of the change with the next sync", "waited", announceWait)
 }
 
 // clusterPeers are the control endpoint's others in a cluster: a new
@@ -186,7 +186,7 @@ func (p clusterPeers) nodeID() string                  { return p.c.id() }
 func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure) {
 	c, h := p.c, p.h
 	if !c.node.Connected() {
-		c.s.log.Warn("cluster: NATS cannot be reached; raxol_start places the new session on this node")
+		c.log.Warn("cluster: NATS cannot be reached; raxol_start places the new session on this node")
 		return h.startLocal(ctx, owner, remote, "")
 	}
 	pctx, cancel := context.WithTimeout(ctx, placeTimeout)
@@ -202,7 +202,7 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 		reply, err := c.callPeer(pctx, ni, "start", callerFor(owner, remote))
 		switch {
 		case err == nil && reply.Start != nil:
-			c.s.log.Info("headless session started on a peer", "session", reply.Start.ID, "node", ni.ID, "owner", owner.User, "remote", remote)
+			c.log.Info("headless session started on a peer", "session", reply.Start.ID, "node", ni.ID, "owner", owner.User, "remote", remote)
 			a := *reply.Start
 			a.Node = ni.ID
 			return a, nil
@@ -211,12 +211,12 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 		case err == nil:
 			err = fmt.Errorf("%w: node %s answered neither a session nor an error", errPeerFailed, ni.ID)
 		}
-		c.s.log.Warn("cluster: raxol_start could not place the session on a peer; trying the next node", "peer", ni.ID, "err", err)
+		c.log.Warn("cluster: raxol_start could not place the session on a peer; trying the next node", "peer", ni.ID, "err", err)
 		if pctx.Err() != nil {
 			break
 		}
 	}
-	c.s.log.Warn("cluster: raxol_start places the new session on this node: no other node took it")
+	c.log.Warn("cluster: raxol_start places the new session on this node: no other node took it")
 	return h.startLocal(ctx, owner, remote, "")
 }
 
@@ -235,7 +235,7 @@ func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, 
 	case errors.Is(err, cluster.ErrUnknownSession):
 		return unknown
 	case err != nil:
-		c.s.log.Warn("cluster: raxol_stop cannot look the session up", "session", id, "err", err)
+		c.log.Warn("cluster: raxol_stop cannot look the session up", "session", id, "err", err)
 		return &toolFailure{Kind: "cluster_unavailable", Message: errDirectoryUnavailable + ": a session this node does not hold cannot be stopped now; try again later"}
 	case home.ID == c.node.ID() || e.StartedBy != owner.Key():
 		return unknown
@@ -243,17 +243,17 @@ func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, 
 	reply, err := c.callPeer(ctx, home, "stop", peerStop{peerCaller: callerFor(owner, remote), ID: id})
 	switch {
 	case err != nil:
-		c.s.log.Warn("cluster: raxol_stop could not reach the session's node", "session", id, "node", home.ID, "err", err)
+		c.log.Warn("cluster: raxol_stop could not reach the session's node", "session", id, "node", home.ID, "err", err)
 		return &toolFailure{Kind: "stop_failed", Message: fmt.Sprintf("node %s, which holds the session, cannot be reached; try again", home.ID)}
 	case reply.Error == "unknown_session":
 		return unknown
 	case reply.Error != "":
 		return &toolFailure{Kind: reply.Error, Message: reply.Message}
 	case reply.Stopped != id:
-		c.s.log.Warn("cluster: raxol_stop got an answer that does not name the session", "session", id, "node", home.ID)
+		c.log.Warn("cluster: raxol_stop got an answer that does not name the session", "session", id, "node", home.ID)
 		return &toolFailure{Kind: "stop_failed", Message: fmt.Sprintf("node %s, which holds the session, gave no usable answer; try again", home.ID)}
 	}
-	c.s.log.Info("headless session stopped on a peer", "session", id, "node", home.ID, "owner", owner.User, "remote", remote)
+	c.log.Info("headless session stopped on a peer", "session", id, "node", home.ID, "owner", owner.User, "remote", remote)
 	return nil
 }
 
@@ -278,7 +278,7 @@ func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string
 	defer cancel()
 	entries, err := c.node.Sessions(ctx)
 	if err != nil {
-		c.s.log.Warn("cluster: raxol_list lists this node's sessions alone: the directory cannot be read", "err", err)
+		c.log.Warn("cluster: raxol_list lists this node's sessions alone: the directory cannot be read", "err", err)
 		return local, errDirectoryUnavailable + ": only the sessions of node " + c.node.ID() + " are listed"
 	}
 	key, self := owner.Key(), c.node.ID()
@@ -295,7 +295,7 @@ func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string
 	}
 	created := func(v any) string {
 		switch e := v.(type) {
-		case listEntry:
+		case listItem:
 			return e.Created
 		case remoteListEntry:
 			return e.Created
@@ -355,8 +355,8 @@ func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op stri
 // refuseForged answers a request that claims to come from a peer without
 // valid proof: 403, counted and logged.
 func (c *clusterNode) refuseForged(w http.ResponseWriter, r *http.Request, err error) {
-	c.s.metrics.MCPRejected("forged_peer")
-	c.s.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
+	c.metrics.MCPRejected("forged_peer")
+	c.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
 	http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
 }
 
@@ -378,7 +378,7 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, peerBodyLimit)
-	if code, err := mcpbridge.ReadBody(w, r, c.s.opts.MCP.BodyTimeout, 0); err != nil {
+	if code, err := mcpbridge.ReadBody(w, r, c.bodyTimeout, 0); err != nil {
 		http.Error(w, "peer request: "+err.Error(), code)
 		return
 	}
@@ -391,7 +391,7 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		c.refuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
 		return
 	}
-	h := c.s.control
+	h := c.control
 	op := strings.TrimPrefix(r.URL.Path, peerPathPrefix)
 	if op != "start" && op != "stop" {
 		http.Error(w, fmt.Sprintf("no peer endpoint %q", op), http.StatusNotFound)
@@ -418,8 +418,8 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		if fail == nil && r.Context().Err() != nil {
 			// The asking node gave up (and may start it elsewhere): nobody
 			// would ever learn this session's token.
-			c.s.life.stopStarted(a.ID, owner.Key())
-			c.s.log.Warn("cluster: a peer gave up on the session it asked for; stopped it", "session", a.ID, "for_peer", peer)
+			c.life.stopStarted(a.ID, owner.Key())
+			c.log.Warn("cluster: a peer gave up on the session it asked for; stopped it", "session", a.ID, "for_peer", peer)
 			return
 		}
 		switch {
@@ -443,11 +443,11 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 			http.Error(w, "peer stop: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		if !c.s.life.stopStarted(in.ID, owner.Key()) {
+		if !c.life.stopStarted(in.ID, owner.Key()) {
 			reply.Error, reply.Message = "unknown_session", errUnknownSession.Error()
 			break
 		}
-		c.s.log.Info("headless session stopped", "session", in.ID, "owner", owner.User, "remote", in.Remote, "for_peer", peer)
+		c.log.Info("headless session stopped", "session", in.ID, "owner", owner.User, "remote", in.Remote, "for_peer", peer)
 		c.announceNow(r.Context())
 		reply.Stopped = in.ID
 	}

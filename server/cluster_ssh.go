@@ -177,7 +177,7 @@ func (s *Server) answerPeerProof(ctx ssh.Context, _ *ssh.Server, _ *gossh.Reques
 // sshPeers are an SSH connection's other nodes in a cluster: a
 // connection made with the cluster's peer key is a peer's bridged one,
 // and a join or resume of a session another node holds is bridged there.
-type sshPeers struct{ s *Server }
+type sshPeers struct{ cn *clusterNode }
 
 var _ sshElsewhere = sshPeers{}
 
@@ -188,8 +188,8 @@ var _ sshElsewhere = sshPeers{}
 // client, whose RAXOL_BRIDGE_* variables are ignored). Call it before
 // the connection starts.
 func (p sshPeers) acceptBridged(c *conn) string {
-	s := p.s
-	if !s.cluster.isPeerKey(c.sess.PublicKey()) {
+	cn := p.cn
+	if !cn.isPeerKey(c.sess.PublicKey()) {
 		return ""
 	}
 	c.fp = "" // the peer key is nobody's identity
@@ -214,14 +214,14 @@ func (p sshPeers) acceptBridged(c *conn) string {
 	}
 	ip := ap.Addr().Unmap()
 	if ac, ok := c.sess.Context().Value(admittedKey).(*admittedConn); ok {
-		if !s.admit.carry(ac, ip.String()) {
-			s.metrics.LimitRejected(metrics.LimitMaxPerIP)
-			return tooManyConnsFrom(ip.String(), s.admit.maxPerIP)
+		if !cn.admit.carry(ac, ip.String()) {
+			cn.metrics.LimitRejected(metrics.LimitMaxPerIP)
+			return tooManyConnsFrom(ip.String(), cn.admit.maxPerIP)
 		}
 	}
 	ap = netip.AddrPortFrom(ip, ap.Port())
 	c.user, c.fp, c.remote, c.addr = user, key, ap.String(), net.TCPAddrFromAddrPort(ap)
-	s.log.Info("ssh session bridged from a peer node", "node", env[envBridgeNode], "peer", c.sess.RemoteAddr().String(),
+	cn.log.Info("ssh session bridged from a peer node", "node", env[envBridgeNode], "peer", c.sess.RemoteAddr().String(),
 		"user", c.user, "key", c.fp, "remote", c.remote, "command", c.command)
 	return ""
 }
@@ -282,9 +282,8 @@ func isBridgeToken(s string) bool {
 // the caller then answers as for any unknown id. A client bridged in from
 // a peer is never bridged on.
 func (p sshPeers) bridgeAttach(c *conn, verb, id, code string) bool {
-	s := p.s
-	cn := s.cluster
-	if cn == nil || c.bridgedIn || !isBridgeToken(id) {
+	cn := p.cn
+	if c.bridgedIn || !isBridgeToken(id) {
 		return false
 	}
 	if code != "" {
@@ -299,7 +298,7 @@ func (p sshPeers) bridgeAttach(c *conn, verb, id, code string) bool {
 	cancel()
 	switch {
 	case errors.Is(err, cluster.ErrUnavailable):
-		s.log.Warn("cluster: join or resume refused: the directory is unavailable", "session", id, "user", c.user, "key", c.fp, "remote", c.remote, "err", err)
+		cn.log.Warn("cluster: join or resume refused: the directory is unavailable", "session", id, "user", c.user, "key", c.fp, "remote", c.remote, "err", err)
 		c.end.set(metrics.OutcomeError, directoryUnavailable)
 		return true
 	case err != nil, home.ID == cn.node.ID():
@@ -309,40 +308,38 @@ func (p sshPeers) bridgeAttach(c *conn, verb, id, code string) bool {
 	if code != "" {
 		command += " " + code
 	}
-	s.runBridge(c, home, id, command)
+	cn.runBridge(c, home, id, command)
 	return true
 }
 
-// detachedEverywhere lists the owner's detached sessions on every node,
-// most recently detached first: this node's, and those the directory
-// lists on other nodes (resumed through a bridge). Without the directory
-// it lists this node's.
-func (s *Server) detachedEverywhere(c *conn) []detached {
-	list := s.life.detachedFor(c.ownerKey())
-	cn := s.cluster
-	if cn == nil || c.fp == "" || c.bridgedIn {
-		return list
+// detachedElsewhere lists the owner's detached sessions the directory
+// lists on other nodes (resumed through a bridge); none without the
+// directory.
+func (p sshPeers) detachedElsewhere(c *conn) []pickerItem {
+	cn := p.cn
+	if c.fp == "" || c.bridgedIn {
+		return nil
 	}
+	var list []pickerItem
 	ctx, cancel := context.WithTimeout(c.ctx, bridgeLookupTimeout)
 	all, err := cn.node.Sessions(ctx)
 	cancel()
 	if err != nil {
-		s.log.Debug("cluster: the picker lists this node's sessions only", "err", err)
-		return list
+		cn.log.Debug("cluster: the picker lists this node's sessions only", "err", err)
+		return nil
 	}
 	self := cn.node.ID()
 	for _, e := range all {
 		if e.Node != self && e.Owner == c.fp && e.Detached && !e.Headless {
-			list = append(list, detached{ID: e.ID, Since: e.Updated, Agents: e.Agents})
+			list = append(list, pickerItem{ID: e.ID, Since: e.Updated, Agents: e.Agents})
 		}
 	}
-	slices.SortStableFunc(list, func(a, b detached) int { return b.Since.Compare(a.Since) })
 	return list
 }
 
 // bridge is one terminal bridged to the home node of its session.
 type bridge struct {
-	s    *Server
+	cn   *clusterNode
 	c    *conn
 	home cluster.NodeInfo
 	nc   net.Conn
@@ -356,11 +353,11 @@ type bridge struct {
 
 // runBridge bridges c to home, where it runs command, and records how it
 // ended in c.end (nothing more when the home's own reason came through).
-func (s *Server) runBridge(c *conn, home cluster.NodeInfo, id, command string) {
+func (cn *clusterNode) runBridge(c *conn, home cluster.NodeInfo, id, command string) {
 	c.mu.Lock()
 	c.sid, c.role = id, "bridged to node "+home.ID
 	c.mu.Unlock()
-	log := s.log.With("session", id, "home", home.ID, "user", c.user, "key", c.fp, "remote", c.remote)
+	log := cn.log.With("session", id, "home", home.ID, "user", c.user, "key", c.fp, "remote", c.remote)
 	if home.SSHAddr == "" {
 		log.Warn("cluster: cannot bridge: the home node has no SSH address")
 		c.end.set(metrics.OutcomeError, serverUnreachable)
@@ -376,7 +373,7 @@ func (s *Server) runBridge(c *conn, home cluster.NodeInfo, id, command string) {
 		}
 		return
 	}
-	b := &bridge{s: s, c: c, home: home, nc: nc, log: log}
+	b := &bridge{cn: cn, c: c, home: home, nc: nc, log: log}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -411,7 +408,7 @@ func (s *Server) runBridge(c *conn, home cluster.NodeInfo, id, command string) {
 // open logs in to the home, checks its proof, and starts command in a
 // session with the human's identity, environment and PTY.
 func (b *bridge) open(command string) (*gossh.Session, io.WriteCloser, error) {
-	c, peer := b.c, b.s.cluster.peer
+	c, peer := b.c, b.cn.peer
 	_ = b.nc.SetDeadline(time.Now().Add(bridgeSetupTimeout))
 	cfg := &gossh.ClientConfig{
 		User: peerSSHUser,
@@ -436,7 +433,7 @@ func (b *bridge) open(command string) (*gossh.Session, io.WriteCloser, error) {
 		_ = sess.Close()
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	carried := [][2]string{{envBridgeUser, c.user}, {envBridgeAddr, c.remote}, {envBridgeNode, b.s.cluster.node.ID()}}
+	carried := [][2]string{{envBridgeUser, c.user}, {envBridgeAddr, c.remote}, {envBridgeNode, b.cn.node.ID()}}
 	if c.fp != "" {
 		carried = append(carried, [2]string{envBridgeKey, c.fp})
 	}
@@ -460,7 +457,7 @@ func (b *bridge) open(command string) (*gossh.Session, io.WriteCloser, error) {
 	if err != nil {
 		return fail("stdin", err)
 	}
-	sess.Stdout = b.s.metrics.CountingWriter(c.sess)
+	sess.Stdout = b.cn.metrics.CountingWriter(c.sess)
 	sess.Stderr = c.sess.Stderr()
 	if err := sess.Start(command); err != nil {
 		return fail("start "+strings.Fields(command)[0], err)
@@ -486,7 +483,7 @@ func (b *bridge) verifyHome() error {
 	if err := gossh.Unmarshal(payload, &sig); err != nil {
 		return fmt.Errorf("%w: the peer proof is not a signature: %v", errNotAPeer, err)
 	}
-	if err := b.s.cluster.peer.signer.PublicKey().Verify(peerProofMessage(b.client.SessionID()), &sig); err != nil {
+	if err := b.cn.peer.signer.PublicKey().Verify(peerProofMessage(b.client.SessionID()), &sig); err != nil {
 		return fmt.Errorf("%w: %v", errNotAPeer, err)
 	}
 	return nil
@@ -508,7 +505,7 @@ wait:
 			return
 		case <-b.c.ctx.Done(): // a limit (its reason is set), or the connection closed
 		case <-b.c.inputDone: // the client left: home sees the connection drop
-		case <-b.s.life.drained:
+		case <-b.cn.life.drained:
 			b.c.end.set(metrics.OutcomeShutdown, "the server is stopping")
 		case <-tick.C:
 			if b.homeLive() {
@@ -541,7 +538,7 @@ wait:
 // homeLive reports whether the home is in this node's view of the
 // cluster.
 func (b *bridge) homeLive() bool {
-	return slices.ContainsFunc(b.s.cluster.node.Nodes(), func(n cluster.NodeInfo) bool { return n.ID == b.home.ID })
+	return slices.ContainsFunc(b.cn.node.Nodes(), func(n cluster.NodeInfo) bool { return n.ID == b.home.ID })
 }
 
 // keepalive asks the home for an answer every bridgeKeepaliveEvery and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +33,9 @@ import (
 type sshElsewhere interface {
 	acceptBridged(c *conn) string
 	bridgeAttach(c *conn, verb, id, code string) bool
+	// detachedElsewhere lists the owner's detached sessions other nodes
+	// hold, for the picker.
+	detachedElsewhere(c *conn) []pickerItem
 }
 
 // sshAlone is a single node: no connection is a peer's, and every session
@@ -42,6 +46,7 @@ var _ sshElsewhere = sshAlone{}
 
 func (sshAlone) acceptBridged(*conn) string                      { return "" }
 func (sshAlone) bridgeAttach(*conn, string, string, string) bool { return false }
+func (sshAlone) detachedElsewhere(*conn) []pickerItem            { return nil }
 
 // ending records why a session is ending; the first reason wins.
 type ending struct {
@@ -140,6 +145,14 @@ func ourCommand(cmd []string) bool {
 		return true
 	}
 	return false
+}
+
+// detachedEverywhere lists the owner's detached sessions, this node's
+// and those other nodes hold, most recently detached first.
+func (s *Server) detachedEverywhere(c *conn) []pickerItem {
+	list := append(s.life.detachedFor(c.ownerKey()), s.sshOthers.detachedElsewhere(c)...)
+	slices.SortStableFunc(list, func(a, b pickerItem) int { return b.Since.Compare(a.Since) })
+	return list
 }
 
 // login starts a new session for a plain shell login, after offering the

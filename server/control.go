@@ -573,8 +573,8 @@ func (h *controlEndpoint) stop(ctx context.Context, req *mcp.CallToolRequest) (*
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
 
-// listEntry is one session of this node in raxol_list's answer.
-type listEntry struct {
+// listItem is one session of this node in raxol_list's answer.
+type listItem struct {
 	ID       string     `json:"id"`
 	Node     string     `json:"node,omitempty"` // in a cluster
 	Created  string     `json:"created"`
@@ -594,7 +594,7 @@ func (h *controlEndpoint) list(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	out := []any{}
 	for _, se := range h.life.startedFor(owner.Key()) {
-		en := listEntry{ID: se.ID, Node: h.others.nodeID(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
+		en := listItem{ID: se.ID, Node: h.others.nodeID(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
 			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}
 		for _, a := range se.Attached() {
 			en.Attached = append(en.Attached, attached{Kind: a.Kind, Name: a.Name})

@@ -177,7 +177,7 @@ func TestDurableFlushNeverUndoesARotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r savedSession
+	var r savedRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func (r *rateWindow) allow(key string, now time.Time) bool {
 // pick shows the owner's detached sessions before a new one starts. It
 // returns the id to resume, "" for a new session, or ok false when the
 // client quit or left.
-func (s *Server) pick(c *conn, list []detached) (id string, ok bool) {
+func (s *Server) pick(c *conn, list []pickerItem) (id string, ok bool) {
 	m := &pickerModel{items: list, now: time.Now}
 	w, h := c.size()
 	popts := append(bm.MakeOptions(c.sess),
@@ -219,7 +219,7 @@ func (s *Server) pick(c *conn, list []detached) (id string, ok bool) {
 // pickerModel lists detached sessions: enter resumes the highlighted one,
 // n starts a new session, ctrl+c or q leaves.
 type pickerModel struct {
-	items  []detached
+	items  []pickerItem
 	now    func() time.Time
 	cur    int
 	width  int

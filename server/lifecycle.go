@@ -165,7 +165,7 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 // (counted from now: its owner needs the time to come back); one
 // raxol_start started is reaped when idle. It returns false when the
 // server is shutting down or the session ended.
-func (l *lifecycle) restore(se *session.Session, r *savedSession) bool {
+func (l *lifecycle) restore(se *session.Session, r *savedRecord) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, live := l.registry.Get(se.ID); !live || l.closed {
@@ -219,8 +219,9 @@ func (l *lifecycle) hasPrimary(ls *liveSession) bool {
 	return ls.primary != nil
 }
 
-// detached describes a session waiting for its owner.
-type detached struct {
+// pickerItem is a detached session waiting for its owner, one line of
+// the picker.
+type pickerItem struct {
 	ID     string
 	Since  time.Time
 	Agents int
@@ -228,13 +229,13 @@ type detached struct {
 
 // detachedFor returns the detached sessions of the owner with key ownerKey,
 // most recently detached first.
-func (l *lifecycle) detachedFor(ownerKey string) []detached {
+func (l *lifecycle) detachedFor(ownerKey string) []pickerItem {
 	l.mu.Lock()
-	var out []detached
+	var out []pickerItem
 	var ses []*session.Session
 	for _, ls := range l.sessions {
 		if ls.sshOwned && !ls.ended && !ls.detachedAt.IsZero() && ls.se.Owner.Key() == ownerKey {
-			out = append(out, detached{ID: ls.se.ID, Since: ls.detachedAt})
+			out = append(out, pickerItem{ID: ls.se.ID, Since: ls.detachedAt})
 			ses = append(ses, ls.se)
 		}
 	}
@@ -242,7 +243,7 @@ func (l *lifecycle) detachedFor(ownerKey string) []detached {
 	for i, se := range ses {
 		out[i].Agents = len(se.Agents())
 	}
-	slices.SortFunc(out, func(a, b detached) int { return b.Since.Compare(a.Since) })
+	slices.SortFunc(out, func(a, b pickerItem) int { return b.Since.Compare(a.Since) })
 	return out
 }
 

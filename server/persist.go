@@ -72,14 +72,14 @@ type persister struct {
 	writing sync.Mutex
 
 	mu       sync.Mutex // protects the following
-	tracked  map[string]*tracked
+	tracked  map[string]*saveState
 	deletes  map[string]struct{} // ended sessions whose records go
 	draining bool                // ended sessions keep their records
 	lost     map[string]struct{} // sessions whose record another node wrote
 }
 
-// tracked is one saved session and what was saved of it.
-type tracked struct {
+// saveState is the saver's state of one session: what was saved of it.
+type saveState struct {
 	se        *session.Session
 	sshOwned  bool
 	startedBy string
@@ -133,7 +133,7 @@ func (s *Server) openSnapshots() (*persister, error) {
 		panics: s.panics, log: s.log, metrics: s.metrics, home: home,
 		codec: s.app.Snapshots, store: st,
 		every: o.Every, max: o.MaxBytes,
-		tracked: map[string]*tracked{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
+		tracked: map[string]*saveState{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
 		wake: make(chan struct{}, 1),
 	}
 	if c, ok := st.(store.Conditional); ok && s.cluster != nil {
@@ -250,7 +250,7 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 		return
 	}
 	delete(p.deletes, se.ID)
-	p.tracked[se.ID] = &tracked{se: se, sshOwned: sshOwned, startedBy: startedBy}
+	p.tracked[se.ID] = &saveState{se: se, sshOwned: sshOwned, startedBy: startedBy}
 	p.hook(se)
 }
 
@@ -272,8 +272,8 @@ func (p *persister) hook(se *session.Session) {
 type saverHome interface {
 	fenced(id string) error
 	giveUp(id string)
-	mayClaim(r *savedSession) bool
-	claimSaved(ctx context.Context, r *savedSession) bool
+	mayClaim(r *savedRecord) bool
+	claimSaved(ctx context.Context, r *savedRecord) bool
 	unclaim(ctx context.Context, id string)
 	id() string
 }
@@ -286,12 +286,12 @@ var (
 	_ saverHome = (*clusterNode)(nil)
 )
 
-func (standalone) fenced(string) error                            { return nil }
-func (standalone) giveUp(string)                                  {}
-func (standalone) mayClaim(*savedSession) bool                    { return true }
-func (standalone) claimSaved(context.Context, *savedSession) bool { return true }
-func (standalone) unclaim(context.Context, string)                {}
-func (standalone) id() string                                     { return "" }
+func (standalone) fenced(string) error                           { return nil }
+func (standalone) giveUp(string)                                 {}
+func (standalone) mayClaim(*savedRecord) bool                    { return true }
+func (standalone) claimSaved(context.Context, *savedRecord) bool { return true }
+func (standalone) unclaim(context.Context, string)               {}
+func (standalone) id() string                                    { return "" }
 
 // The saver observes the lifecycle (sessionObserver): it saves what it
 // owns, and the session raxol_start hands out before its token goes.
@@ -315,10 +315,10 @@ func (p *persister) saveStarted(se *session.Session) {
 
 // restored tracks se, restored from a record that is in the store and up
 // to date.
-func (p *persister) restored(se *session.Session, r *savedSession) {
+func (p *persister) restored(se *session.Session, r *savedRecord) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.tracked[se.ID] = &tracked{
+	p.tracked[se.ID] = &saveState{
 		se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy, stored: true,
 		version: se.Dispatcher.Snapshot().Version, activity: se.ActivitySeq(), access: accessOf(se),
 	}
@@ -438,7 +438,7 @@ func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) e
 
 // put writes t's record now and remembers what it holds; p.writing is
 // held. It refuses a session that is not this node's to write (fencing).
-func (p *persister) put(ctx context.Context, t *tracked) error {
+func (p *persister) put(ctx context.Context, t *saveState) error {
 	se := t.se
 	if err := p.home.fenced(se.ID); err != nil {
 		// Not this node's to write now: the record may be another node's.
@@ -471,7 +471,7 @@ func (p *persister) put(ctx context.Context, t *tracked) error {
 // saved, and deletes the records of ended ones whose delete failed.
 func (p *persister) flush(ctx context.Context) {
 	type job struct {
-		t                 *tracked
+		t                 *saveState
 		version, activity uint64
 		access            access // what its record holds
 		data              []byte
@@ -587,7 +587,7 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 // about who may act in the session, or says why not (logged and counted
 // here). The version flush read before the encode is what it remembers: a
 // change during the encode is saved next time.
-func (p *persister) record(t *tracked) ([]byte, access, error) {
+func (p *persister) record(t *saveState) ([]byte, access, error) {
 	se := t.se
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
@@ -606,7 +606,7 @@ func (p *persister) record(t *tracked) ([]byte, access, error) {
 	p.mu.Lock()
 	sshOwned, startedBy := t.sshOwned, t.startedBy
 	p.mu.Unlock()
-	rec := savedSession{
+	rec := savedRecord{
 		Format: savedFormat, App: p.app, Version: p.codec.Version,
 		ID: sv.ID, TokenSHA256: hex.EncodeToString(sv.TokenHash[:]), Owner: sv.Owner, Created: sv.Created,
 		Activity: sv.Activity, Control: sv.Control, SSHOwned: sshOwned, StartedBy: startedBy,
@@ -632,7 +632,7 @@ func (p *persister) record(t *tracked) ([]byte, access, error) {
 
 // firstFailure marks t as failing to save and reports whether it was not
 // already: a session that cannot be saved is logged once, not every tick.
-func (p *persister) firstFailure(t *tracked) bool {
+func (p *persister) firstFailure(t *saveState) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	first := !t.failing
@@ -700,7 +700,7 @@ func (p *persister) restoreAll(ctx context.Context) {
 // reason ("restart", "adopted"). claim, when not nil, is asked once the
 // record and its model are read whether this node takes the session (in
 // a cluster: a compare-and-set in the directory, won by one node).
-func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(context.Context, *savedSession) bool) (ok bool) {
+func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(context.Context, *savedRecord) bool) (ok bool) {
 	defer func() {
 		if !ok && !p.isTracked(id) {
 			p.forget(id) // not this node's to write
@@ -777,7 +777,7 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 // decodeRecord decodes session id's record and its model, or says why it
 // is not restored: errExpired, errHeldByPeer, or a failure counted under
 // reason.
-func (p *persister) decodeRecord(id string, data []byte) (r *savedSession, sv session.Saved, model ui.Model, reason string, err error) {
+func (p *persister) decodeRecord(id string, data []byte) (r *savedRecord, sv session.Saved, model ui.Model, reason string, err error) {
 	r, err = decodeSaved(data)
 	if err != nil {
 		return nil, sv, nil, "decode", err

@@ -40,18 +40,18 @@ func (c *clusterNode) adoptSnapshots(p *persister) {
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				if err := c.node.DropOrphan(ctx, e); err != nil {
-					c.s.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
+					c.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
 				}
 				continue
 			case err != nil:
-				c.s.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
+				c.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
 				continue
 			}
 			entry := e
-			adopted := p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedSession) bool {
+			adopted := p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedRecord) bool {
 				_, err := c.node.Claim(ctx, entry)
 				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
-					c.s.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
+					c.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
 				}
 				return err == nil
 			})
@@ -67,7 +67,7 @@ func (c *clusterNode) adoptSnapshots(p *persister) {
 
 // mayClaim reports whether this node may take the session r saved: not
 // when its home is a live peer (it holds it).
-func (c *clusterNode) mayClaim(r *savedSession) bool {
+func (c *clusterNode) mayClaim(r *savedRecord) bool {
 	if c == nil || r.Node == "" || r.Node == c.node.ID() {
 		return true
 	}
@@ -81,13 +81,13 @@ func (c *clusterNode) mayClaim(r *savedSession) bool {
 
 // claimSaved is restoreAll's claim: nil on a single node (every saved
 // session is its own); in a cluster a create of the session's entry.
-func (c *clusterNode) claimSaved(ctx context.Context, r *savedSession) bool {
+func (c *clusterNode) claimSaved(ctx context.Context, r *savedRecord) bool {
 	if c == nil {
 		return true
 	}
 	_, err := c.node.ClaimAbsent(ctx, cluster.SessionEntry{ID: r.ID, Owner: r.Owner.KeyFingerprint, Detached: r.SSHOwned, Headless: !r.SSHOwned})
 	if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
-		c.s.log.Warn("cluster: claiming a saved session failed", "session", r.ID, "err", err)
+		c.log.Warn("cluster: claiming a saved session failed", "session", r.ID, "err", err)
 	}
 	return err == nil
 }

@@ -451,7 +451,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	if s.cluster != nil {
 		s.life.observe(s.cluster)
 		s.control.others = clusterPeers{c: s.cluster, h: s.control}
-		s.sshOthers = sshPeers{s}
+		s.sshOthers = sshPeers{s.cluster}
 		s.httpOthers = s.cluster
 	}
 	s.cluster.adoptSnapshots(p)

@@ -104,10 +104,10 @@ type SnapshotOptions struct {
 // savedFormat is the version of the record below.
 const savedFormat = 1
 
-// savedSession is what the store holds for one session: the server's
+// savedRecord is what the store holds for one session: the server's
 // record (what session.Saved has, and how the session was started) around
 // the model the app's codec encoded.
-type savedSession struct {
+type savedRecord struct {
 	Format int    `json:"format"`
 	App    string `json:"app"`
 	// Version is the app codec's version that wrote Model.
@@ -130,7 +130,7 @@ type savedSession struct {
 	Model     []byte    `json:"model"`
 }
 
-func (r *savedSession) saved() (session.Saved, error) {
+func (r *savedRecord) saved() (session.Saved, error) {
 	var sv session.Saved
 	h, err := hex.DecodeString(r.TokenSHA256)
 	if err != nil || len(h) != len(sv.TokenHash) {
@@ -141,8 +141,8 @@ func (r *savedSession) saved() (session.Saved, error) {
 	return sv, nil
 }
 
-func decodeSaved(data []byte) (*savedSession, error) {
-	var r savedSession
+func decodeSaved(data []byte) (*savedRecord, error) {
+	var r savedRecord
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}

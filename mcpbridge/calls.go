@@ -120,6 +120,11 @@ func callOutcome(res mcp.Result, err error) string {
 	return ErrKindToolError
 }
 
+// outcomeWait bounds how long a call whose result the fold completes
+// (ui.Outcome) waits for the commands that fold started: the lines a
+// hosted program prints in answer to it.
+const outcomeWait = 500 * time.Millisecond
+
 // middleware serves tools/call for every derived tool, advertised or not,
 // resolving it against the tree current at call time.
 func (c *sessionServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
@@ -207,6 +212,15 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 		return errorResult(ErrKindSessionEnded, "the session has ended")
 	default:
 		return errorResult(ErrKindInternalError, err.Error())
+	}
+	if o, ok := result.(*ui.Outcome); ok {
+		// The fold said what came of the call (package teaapp): the
+		// lines the app printed because of it come with it.
+		v, err := o.Result(outcomeWait)
+		if err != nil {
+			return errorResult(ErrKindNotApplied, err.Error())
+		}
+		result = v
 	}
 	c.sess.NoteAction(widgetID)
 	if err := c.sess.Commit(ctx); err != nil {

@@ -36,6 +36,10 @@ const (
 	// store (a cluster's snapshot bucket) could not be made to hold it, so
 	// the session may come back elsewhere without it (session.ErrNotSaved).
 	ErrKindNotSaved = "not_saved"
+	// ErrKindNotApplied: the app's Update received the change but did not
+	// make it (a hosted program whose Update never passed the keys to the
+	// component, say); what the app did with it stands.
+	ErrKindNotApplied = "not_applied"
 )
 
 // errorResult is a tool error: {"error": kind, "message": msg} as JSON

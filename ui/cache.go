@@ -113,6 +113,9 @@ func cacheable(w Widget) bool {
 		Table, Tree, Scrubber, Viewport, BarChart, LineChart, ScatterChart:
 		return len(w.Children()) == 0
 	}
+	if _, ok := w.(Comparer); ok {
+		return len(w.Children()) == 0
+	}
 	return false
 }
 

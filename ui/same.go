@@ -100,6 +100,9 @@ func SameWidget(a, b Widget) bool {
 		}
 		return x.ID == y.ID && x.Title == y.Title && x.Height == y.Height && x.Exclude == y.Exclude
 	}
+	if c, ok := a.(Comparer); ok {
+		return c.SameAs(b)
+	}
 	return reflect.DeepEqual(a, b)
 }
 

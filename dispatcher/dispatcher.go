@@ -545,6 +545,13 @@ func (d *Dispatcher) update(o Origin, m ui.Model, msg tea.Msg) (next ui.Model, c
 			d.panicked("update", r)
 			next, cmd = nil, nil
 			err = d.updateFailed(o, msg, r, "Update panicked")
+			if u, ok := m.(ui.Unrollbackable); ok {
+				if reason := u.RollbackUnsafe(); reason != "" {
+					// The model before the envelope may be changed too:
+					// the session ends rather than go on from it.
+					d.unsafeEnd(o, reason)
+				}
+			}
 		}
 	}()
 	next, cmd = m.Update(msg)
@@ -552,6 +559,18 @@ func (d *Dispatcher) update(o Origin, m ui.Model, msg tea.Msg) (next ui.Model, c
 		return nil, nil, d.updateFailed(o, msg, nil, "Update returned a nil model")
 	}
 	return next, cmd, nil
+}
+
+// unsafeEnd ends the session after an Update of a model that cannot be
+// rolled back panicked: Hooks.OnQuit gets ui.EndSessionMsg with reason,
+// on a goroutine of its own (it may wait for this loop).
+func (d *Dispatcher) unsafeEnd(o Origin, reason string) {
+	if d.hooks.OnQuit == nil {
+		d.log.Warn("dispatcher: an Update that cannot be rolled back panicked, and nobody ends the session", "origin", o.String())
+		return
+	}
+	quit := d.hooks.OnQuit
+	go quit(o, ui.EndSessionMsg{Reason: reason})
 }
 
 // updateFailed reports a failed fold and returns its error.

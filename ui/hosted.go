@@ -125,3 +125,27 @@ func (o *Outcome) Result(wait time.Duration) (any, error) {
 // ErrOutcomeUnset is Outcome.Result's error when nothing recorded what
 // came of the call: the app never received its messages.
 var ErrOutcomeUnset = errors.New("the app did not take the change: its Update never received it")
+
+// TerminalSize tells a [Hosted] program's model the size one terminal
+// gives it: the terminal sends it when it attaches, when its window
+// changes, and with Gone when it leaves. Width and Height are the cells
+// the app area has (the terminal's window less the session's status
+// bar). Owner marks the session owner's terminal. The model decides from
+// all of them the one size it draws at.
+type TerminalSize struct {
+	Terminal      string // the terminal's attachment id
+	Width, Height int
+	Owner         bool
+	Gone          bool
+}
+
+// Unrollbackable is implemented by a model whose copies share memory (a
+// hosted Bubble Tea program's components share slices and pointers): when
+// its Update panics, the model as it was before the envelope may already
+// be changed, so the dispatcher cannot go back to it. RollbackUnsafe
+// returns why, or "" when rolling back is safe after all (the app vouched
+// for its model). The dispatcher then ends the session with that reason
+// instead of going on.
+type Unrollbackable interface {
+	RollbackUnsafe() string
+}

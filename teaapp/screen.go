@@ -1,0 +1,207 @@
+package teaapp
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// Bounds on what a program's view may hand the screen.
+const (
+	maxLines     = 1000 // lines of one view
+	maxLineBytes = 8192 // bytes of one line, escapes included
+)
+
+// ScreenID is the widget id of a hosted program's screen.
+const ScreenID = "program"
+
+// screen is the root of a hosted program's tree: its view, cleaned, and
+// the components it shows. It is immutable once built.
+type screen struct {
+	lines   []string // the view's lines: SGR and OSC 8 only
+	printed []string // lines the program printed, oldest first
+	w, h    int      // the size the program is drawn at
+	comps   []ui.Widget
+	focus   string
+	owner   bool // the owner's window decides the size (else the smallest)
+}
+
+var (
+	_ ui.Hosted = screen{}
+	_ ui.Widget = screen{}
+)
+
+// Children are the components: the tree's widgets for tools and state.
+func (s screen) Children() []ui.Node {
+	out := make([]ui.Node, len(s.comps))
+	for i, w := range s.comps {
+		out[i] = w
+	}
+	return out
+}
+
+// Focused implements ui.Hosted: the component with the program's focus.
+func (s screen) Focused() string { return s.focus }
+
+// WidgetID implements ui.Widget.
+func (s screen) WidgetID() string { return ScreenID }
+
+// Focusable is false: keys reach the program as keys no widget takes.
+func (s screen) Focusable() bool { return false }
+
+// HandleEvent takes nothing (clicks included).
+func (s screen) HandleEvent(ui.Event, *ui.LocalState) []tea.Msg { return nil }
+
+// Render draws the view in the terminal's rectangle: lines the program
+// printed above it where there is room, cropped to the rectangle, with a
+// note when the terminal shows less than the program draws.
+func (s screen) Render(rc ui.RenderContext) string {
+	w := max(rc.Width, 1)
+	h := rc.Height
+	if h <= 0 {
+		h = s.h
+	}
+	view := s.lines
+	if len(view) > s.h {
+		view = view[:s.h]
+	}
+	cropped := len(view) > h || s.w > w
+	rows := h
+	if cropped && rows > 1 {
+		rows-- // the note's line
+	}
+	var out []string
+	if room := rows - len(view); room > 0 && len(s.printed) > 0 {
+		p := s.printed
+		if len(p) > room {
+			p = p[len(p)-room:]
+		}
+		out = append(out, p...)
+	}
+	for _, l := range view {
+		if len(out) >= rows {
+			break
+		}
+		out = append(out, l)
+	}
+	for i, l := range out {
+		if ansi.StringWidth(l) > w {
+			out[i] = ansi.Truncate(l, w, "")
+		}
+	}
+	if cropped {
+		who := "the owner's window"
+		if !s.owner {
+			who = "the smallest window"
+		}
+		note := fmt.Sprintf("⋯ the program is drawn at %dx%d (%s); this terminal shows %dx%d of it", s.w, s.h, who, w, h)
+		out = append(out, ui.Truncate(note, w))
+	}
+	return strings.Join(out, "\n")
+}
+
+// screenLines splits a view into clean lines (see cleanLine), at most
+// maxLines of them.
+func screenLines(content string) []string {
+	raw := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
+	if len(raw) > maxLines {
+		raw = raw[:maxLines]
+	}
+	out := make([]string, len(raw))
+	for i, l := range raw {
+		out[i] = cleanLine(l)
+	}
+	return out
+}
+
+// cleanLine keeps of a line of a program's view only what may reach a
+// terminal: printable text, SGR styling (CSI … m) and OSC 8 hyperlinks.
+// Every other escape sequence (screen clears, cursor moves, the
+// clipboard, titles, modes) and every control character is removed; a
+// tab becomes spaces to the next multiple of 8. Nothing it keeps can
+// move the cursor or draw outside the line.
+func cleanLine(l string) string {
+	if len(l) > maxLineBytes {
+		l = l[:maxLineBytes]
+	}
+	var b strings.Builder
+	var state byte
+	p := ansi.NewParser()
+	col := 0
+	for len(l) > 0 {
+		seq, width, n, next := ansi.DecodeSequence(l, state, p)
+		state = next
+		if n <= 0 {
+			break
+		}
+		l = l[n:]
+		switch {
+		case width > 0:
+			if !strings.ContainsFunc(seq, unsafeRune) {
+				b.WriteString(seq)
+				col += width
+			}
+		case seq == "\t":
+			pad := 8 - col%8
+			b.WriteString(strings.Repeat(" ", pad))
+			col += pad
+		case isSGR(seq), isHyperlink(seq):
+			b.WriteString(seq)
+		}
+	}
+	if state != ansi.NormalState {
+		// An unterminated sequence at the end: dropped with the rest.
+		return b.String() + ansi.ResetStyle
+	}
+	return b.String()
+}
+
+// isSGR reports whether seq is a CSI … m sequence (7-bit: ESC [).
+func isSGR(seq string) bool {
+	if !strings.HasPrefix(seq, "\x1b[") || !strings.HasSuffix(seq, "m") {
+		return false
+	}
+	for _, r := range seq[2 : len(seq)-1] {
+		if !(r >= '0' && r <= '9' || r == ';' || r == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// isHyperlink reports whether seq is an OSC 8 hyperlink (7-bit, ended by
+// BEL or ST) whose text holds no control character.
+func isHyperlink(seq string) bool {
+	body, ok := strings.CutPrefix(seq, "\x1b]8;")
+	if !ok {
+		return false
+	}
+	switch {
+	case strings.HasSuffix(body, "\x07"):
+		body = body[:len(body)-1]
+	case strings.HasSuffix(body, "\x1b\\"):
+		body = body[:len(body)-2]
+	default:
+		return false
+	}
+	return len(body) <= 2048 && !strings.ContainsFunc(body, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+}
+
+// unsafeRune reports a rune that must not reach a terminal inside text:
+// C1 controls, bidi overrides and isolates.
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// plainText is a view without its styling, for finding what it shows.
+func plainText(content string) string { return ansi.Strip(content) }

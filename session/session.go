@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -412,6 +413,12 @@ const appEnded = "the app ended the session"
 func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 	switch msg := msg.(type) {
 	case tea.QuitMsg:
+		if o.Led() == dispatcher.OriginAgent && s.CanApprove() {
+			// The app quits because of what an agent did: the owner
+			// decides whether the session ends.
+			go m.askToQuit(s, o)
+			return
+		}
 		go m.EndCause(s.ID, Ended(appEnded))
 	case ui.EndSessionMsg:
 		reason := safetext.Clean(msg.Reason, maxSummary)
@@ -424,6 +431,29 @@ func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 			m.onClose(s, o.ID, safetext.Clean(msg.Reason, maxSummary))
 		}
 	}
+}
+
+// quitAsk bounds how long an agent-caused quit waits for the owner.
+const quitAsk = 2 * time.Minute
+
+// askToQuit asks the owner whether the app may end the session after an
+// agent's action made it quit; refused (or unanswered), it goes on.
+func (m *Manager) askToQuit(s *Session, o dispatcher.Origin) {
+	ctx, cancel := context.WithTimeout(s.Context(), quitAsk)
+	defer cancel()
+	a, err := s.RequestApproval(ctx, ApprovalRequest{
+		// A command's origin is named for the fold that ran it.
+		Agent:    strings.TrimPrefix(o.Name, string(dispatcher.OriginAgent)+":"),
+		Tool:     "quit",
+		Prompt:   "the app wants to quit after this agent's action; end the session?",
+		Deadline: time.Now().Add(quitAsk),
+	})
+	if err == nil && a != Refused {
+		m.EndCause(s.ID, Ended(appEnded))
+		return
+	}
+	s.Record(Action{At: time.Now(), Origin: o.String(), Agent: true, Action: "quit",
+		Summary: "the app wanted to quit after an agent's action; the owner kept the session", Outcome: "refused"})
 }
 
 func randomString(n int) (string, error) {

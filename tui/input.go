@@ -102,7 +102,12 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 }
 
 func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
-	switch b := bindingOf(k); b {
+	b := bindingOf(k)
+	if m.hosted() && programTakes(b) {
+		m.toProgram(k, origin)
+		return nil
+	}
+	switch b {
 	case bindQuit:
 		return tea.Quit
 	case bindAttach:

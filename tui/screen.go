@@ -439,6 +439,16 @@ func (s *screen) restingCursor(buf *uv.ScreenBuffer) (int, int) {
 	return r.X, r.Y
 }
 
+// writeAfter writes text on the main screen after close: a hosted
+// program's last view (already cleaned by its root).
+func (s *screen) writeAfter(text string) error {
+	if !s.closed || !s.started {
+		return nil
+	}
+	s.buf.WriteString(text)
+	return s.flush()
+}
+
 // close restores the terminal: mouse and paste modes off, cursor shown,
 // main screen back.
 func (s *screen) close() error {

@@ -192,6 +192,7 @@ type frameState struct {
 	// frame drawn (armIdle), which a tick would pay with a goroutine.
 	idle  *time.Timer   // marks idleC once no frame was drawn for IdleRelease
 	idleC chan struct{} // buffered 1
+	hostedState
 }
 
 // defaultTheme is the theme of every terminal given none: read only, so
@@ -254,10 +255,14 @@ func (m *Model) Close() {
 		close(m.done)
 		m.idle.Stop()
 		m.refuseAll() // a prompt left open when the terminal goes is refused
+		m.tellSize(true)
 		m.sub.Close()
 		m.stopPresence()
 		if m.scr != nil {
 			_ = m.scr.close()
+			if words := m.lastWords(); words != "" {
+				_ = m.scr.writeAfter(words)
+			}
 		}
 	})
 }
@@ -271,6 +276,7 @@ func (m *Model) Init() tea.Cmd {
 		// A failed write means the client is gone; the session ends with it.
 		_ = m.scr.start("raxol-ssh · " + m.sess.App)
 	}
+	m.tellSize(false)
 	m.changed = true
 	return tea.Batch(m.waitSnapshot(), m.redraw())
 }
@@ -303,6 +309,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.woken()
 	case snapshotMsg:
 		m.refresh()
+		m.tellSize(false) // a hosted program learns this terminal's size
 		cmd = tea.Batch(m.waitSnapshot(), m.agentActivity())
 	case presenceMsg:
 		// Who is here changed (an agent acted, came or went): drawn at the
@@ -355,6 +362,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.scr != nil {
 			m.scr.resize(m.width, m.height)
 		}
+		m.tellSize(false)
 	case tea.ColorProfileMsg:
 		m.profile = limitProfile(msg.Profile, m.opts.Environ, m.opts.ColorProfile)
 		if m.scr != nil {
@@ -403,6 +411,9 @@ func (m *Model) publishAttention() {
 }
 
 func (m *Model) attention() session.Attention {
+	if f, ok := m.hostedFocus(); ok {
+		return session.Attention{Focus: f, Hover: m.hover}
+	}
 	return session.Attention{Focus: m.focus, Hover: m.hover}
 }
 

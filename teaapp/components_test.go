@@ -719,3 +719,17 @@ func TestKeyMapKeysRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestListLabelsFollowItems(t *testing.T) {
+	m := newListModel(10)
+	comps := discover(m, &config{})
+	a := componentWidgets(m, comps, screenOf(m), nil, &config{})
+	m.list.SetItem(0, fruit("mango"))
+	b := componentWidgets(m, comps, screenOf(m), map[string]ui.Widget{"list": a[0]}, &config{})
+	if got := b[0].(ui.ToolProvider).State().(map[string]any)["selected"]; got != "1. mango" {
+		t.Fatalf("selected label %q after SetItem", got)
+	}
+	if a[0].(ui.Comparer).SameAs(b[0]) {
+		t.Fatal("a new item, still SameAs")
+	}
+}

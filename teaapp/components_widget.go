@@ -2,11 +2,15 @@ package teaapp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
+	"unsafe"
 
 	"charm.land/bubbles/v2/filepicker"
 	"charm.land/bubbles/v2/help"
@@ -79,6 +83,11 @@ type compState struct {
 	Highlighted   string
 	ActivateKey   string
 	FilterEnabled bool
+	// Items identifies the list's copied items (see itemKey) and Width
+	// the width they were drawn at: the next copy reuses Labels while
+	// they stay the same.
+	Items []uint64
+	Width int
 }
 
 // compWidget is one component as a widget in the tree. It is a value
@@ -145,7 +154,11 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 			continue
 		}
 		w := compWidget{name: f.Name, kind: f.Kind, sensitive: opts.isSensitive(f)}
-		w.st = snapshot(c, f, &opts)
+		var before *compState
+		if p, ok := prev[f.Name].(compWidget); ok && p.kind == f.Kind {
+			before = &p.st
+		}
+		w.st = snapshot(c, f, &opts, before)
 		if w.st.Password {
 			w.sensitive = true
 		}
@@ -177,6 +190,17 @@ func shown(c any, screen string) bool {
 			return c.Focused()
 		}
 	case list.Model:
+		// Its View draws every page's dot: costly for long lists. Its
+		// title, or the selected item as its delegate draws it, tells.
+		if c.ShowTitle() && strings.TrimSpace(c.Title) != "" && strings.Contains(screen, strings.TrimSpace(c.Title)) {
+			return true
+		}
+		items := c.VisibleItems()
+		if i := c.Index(); i >= 0 && i < len(items) {
+			if first := itemFirstLine(c, listDelegate(c), i, items[i]); first != "" {
+				return strings.Contains(screen, first)
+			}
+		}
 		view = c.View()
 	case table.Model:
 		view = c.View()
@@ -228,8 +252,10 @@ func onScreen(view, screen string) bool {
 	return false
 }
 
-// snapshot copies the state of c, the component f.
-func snapshot(c any, f found, opts *componentOptions) compState {
+// snapshot copies the state of c, the component f; before is the state
+// copied last time, if any, whose list labels are reused when the items
+// are the same.
+func snapshot(c any, f found, opts *componentOptions, before *compState) compState {
 	var st compState
 	switch c := c.(type) {
 	case textinput.Model:
@@ -273,9 +299,19 @@ func snapshot(c any, f found, opts *componentOptions) compState {
 		to := min(len(items), from+maxLabels)
 		from = max(0, to-maxLabels)
 		st.LabelsFrom = from
-		st.Labels = make([]string, 0, to-from)
+		st.Width = c.Width()
+		st.Items = make([]uint64, 0, to-from)
 		for i := from; i < to; i++ {
-			st.Labels = append(st.Labels, itemLabel(c, i, items[i]))
+			st.Items = append(st.Items, itemKey(items[i]))
+		}
+		if before != nil && before.LabelsFrom == from && before.Width == st.Width && slices.Equal(before.Items, st.Items) {
+			st.Labels = before.Labels // never changed once made
+		} else {
+			st.Labels = make([]string, 0, to-from)
+			d := listDelegate(c)
+			for i := from; i < to; i++ {
+				st.Labels = append(st.Labels, itemLabel(c, d, i, items[i]))
+			}
 		}
 		if st.Index >= 0 && st.Index < len(items) {
 			st.Selected = st.Labels[st.Index-from]
@@ -321,6 +357,27 @@ func snapshot(c any, f found, opts *componentOptions) compState {
 	return st
 }
 
+// itemKey identifies a list item cheaply, to tell whether its label must
+// be drawn again: its dynamic type and the address of its value (a value
+// stored in an interface is never changed in place; a new one gets a new
+// address, unless the old one's memory was freed and reused), mixed with
+// its FilterValue, which also tells most reused addresses apart. An item
+// that is a pointer changed in place keeps its key unless its
+// FilterValue changes: its label is drawn again when the list's width or
+// selection window changes.
+func itemKey(it list.Item) uint64 {
+	words := (*[2]uintptr)(unsafe.Pointer(&it))
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(words[0]))
+	binary.LittleEndian.PutUint64(b[8:], uint64(words[1]))
+	h.Write(b[:])
+	if it != nil {
+		h.Write([]byte(it.FilterValue()))
+	}
+	return h.Sum64()
+}
+
 // roundPercent rounds a fraction to four decimals, so a spring's last
 // jitters do not make a new state.
 func roundPercent(p float64) float64 { return math.Round(p*10000) / 10000 }
@@ -329,7 +386,7 @@ func roundPercent(p float64) float64 { return math.Round(p*10000) / 10000 }
 // i of its visible items, ANSI stripped, its lines joined, without the
 // selection marks a delegate draws before the selected item; the item's
 // FilterValue when that draws nothing.
-func itemLabel(l list.Model, i int, it list.Item) (label string) {
+func itemLabel(l list.Model, d list.ItemDelegate, i int, it list.Item) (label string) {
 	defer func() {
 		if r := recover(); r != nil {
 			label = it.FilterValue()
@@ -338,16 +395,10 @@ func itemLabel(l list.Model, i int, it list.Item) (label string) {
 	var buf bytes.Buffer
 	// A delegate draws the selected item differently; Render is given the
 	// list as it is, and trimLabel drops the marks.
-	if d := listDelegate(l); d != nil {
+	if d != nil {
 		d.Render(&buf, l, i, it)
 	}
-	var parts []string
-	for _, line := range strings.Split(ansi.Strip(buf.String()), "\n") {
-		if line = trimLabel(line); line != "" {
-			parts = append(parts, line)
-		}
-	}
-	label = strings.Join(parts, " ")
+	label = strings.Join(labelLines(buf.String()), " ")
 	if label == "" {
 		label = it.FilterValue()
 	}
@@ -355,6 +406,37 @@ func itemLabel(l list.Model, i int, it list.Item) (label string) {
 		label = string(r[:maxLabelRunes])
 	}
 	return label
+}
+
+// labelLines returns the non-blank lines a delegate drew, ANSI stripped
+// and trimmed of selection marks.
+func labelLines(drawn string) []string {
+	var parts []string
+	for _, line := range strings.Split(ansi.Strip(drawn), "\n") {
+		if line = trimLabel(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return parts
+}
+
+// itemFirstLine is the first line the delegate d draws for the item at
+// index i, trimmed, or "".
+func itemFirstLine(l list.Model, d list.ItemDelegate, i int, it list.Item) (first string) {
+	defer func() {
+		if recover() != nil {
+			first = ""
+		}
+	}()
+	if d == nil {
+		return ""
+	}
+	var buf bytes.Buffer
+	d.Render(&buf, l, i, it)
+	if parts := labelLines(buf.String()); len(parts) > 0 {
+		return parts[0]
+	}
+	return ""
 }
 
 // trimLabel trims spaces and the marks delegates draw before a selected

@@ -400,15 +400,28 @@ func mayContainIn(t reflect.Type, busy map[reflect.Type]bool) bool {
 }
 
 // foreignPackage reports whether types of the package at pkg cannot hold
-// a program's components: the standard library and Charm's packages.
+// a program's components: the standard library's and Charm's packages.
+// A program's own package may have any path ("main", "myapp/ui").
 func foreignPackage(pkg string) bool {
-	if pkg == "" {
-		return false
-	}
 	first, _, _ := strings.Cut(pkg, "/")
-	return !strings.Contains(first, ".") ||
+	return stdlibRoots[first] ||
 		strings.HasPrefix(pkg, "charm.land/") ||
 		strings.HasPrefix(pkg, "github.com/charmbracelet/")
+}
+
+// stdlibRoots are the first elements of the standard library's package
+// paths.
+var stdlibRoots = map[string]bool{
+	"archive": true, "bufio": true, "bytes": true, "cmp": true, "compress": true,
+	"container": true, "context": true, "crypto": true, "database": true, "debug": true,
+	"embed": true, "encoding": true, "errors": true, "expvar": true, "flag": true,
+	"fmt": true, "go": true, "hash": true, "html": true, "image": true, "index": true,
+	"internal": true, "io": true, "iter": true, "log": true, "maps": true, "math": true,
+	"mime": true, "net": true, "os": true, "path": true, "plugin": true, "reflect": true,
+	"regexp": true, "runtime": true, "slices": true, "sort": true, "strconv": true,
+	"strings": true, "structs": true, "sync": true, "syscall": true, "testing": true,
+	"text": true, "time": true, "unicode": true, "unique": true, "unsafe": true,
+	"vendor": true, "weak": true,
 }
 
 // expose returns f (a field of an addressable struct) as a value that can

@@ -733,3 +733,15 @@ func TestListLabelsFollowItems(t *testing.T) {
 		t.Fatal("a new item, still SameAs")
 	}
 }
+
+func TestForeignPackage(t *testing.T) {
+	for pkg, want := range map[string]bool{
+		"main": false, "myapp/ui": false, "github.com/me/app": false, "": false,
+		"time": true, "sync/atomic": true, "charm.land/lipgloss/v2": true,
+		"github.com/charmbracelet/x/ansi": true,
+	} {
+		if got := foreignPackage(pkg); got != want {
+			t.Errorf("foreignPackage(%q) = %v, want %v", pkg, got, want)
+		}
+	}
+}

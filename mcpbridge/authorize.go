@@ -24,7 +24,7 @@ func (c *sessionServer) listable(req mcp.Request, name string, actx authz.Contex
 	if sensitive, known := c.classify(c.parseTool(name)); !known || (sensitive && !c.b.opts.Policy.ToolConfigured()) {
 		return false
 	}
-	if name == ToolScreenshot {
+	if name == ToolScreenshot || name == ToolWaitFor {
 		// It would be refused if the read policy hides the screen.
 		if d, panicked := c.b.opts.Policy.DecideRead("resources/read", map[string]any{"uri": URIScreen}, actx); panicked || d.Kind != authz.KindAllow {
 			return false
@@ -48,7 +48,7 @@ func (c *sessionServer) classify(t toolName) (sensitive, known bool) {
 	switch t.name {
 	case ToolSendKey:
 		return true, true
-	case ToolScreenshot, ToolDiscover:
+	case ToolScreenshot, ToolWaitFor, ToolDiscover:
 		return false, true
 	}
 	_, spec, err := c.resolveNow(t)

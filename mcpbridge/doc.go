@@ -42,7 +42,11 @@
 //     that refuse or fail (notSaved, providerFailed, DenialResult), the
 //     protocol error of a refused read (readDenied), and the lookup errors
 //     (errNoTool, shadowedError).
-//   - session_tools.go: raxol_screenshot, raxol_send_key, discover_tools.
+//   - session_tools.go: raxol_screenshot, raxol_send_key (keys and text,
+//     into the primary terminal, or into a hosted program when no
+//     terminal is attached), discover_tools; waitfor.go: raxol_wait_for,
+//     which waits on the server until the screen shows a text or matches
+//     a regular expression.
 //   - authorize.go, gate.go, readpolicy.go: the authorization gate, tool
 //     approval by the human, and the read policy.
 //   - clients.go, slots.go, order.go, resources.go, stdio.go: attached

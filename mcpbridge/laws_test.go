@@ -486,17 +486,18 @@ func TestLawDuplicateIDs(t *testing.T) {
 	})
 }
 
-var sessionTools = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
+var sessionTools = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
 
 // Law 11. The focus lens on derived tools: never more than MaxTools; the
-// three session tools first whenever there is room for them; with a modal
+// session tools first whenever there is room for them; with a modal
 // open, no tool of a widget outside it; only derived or session tools; and
 // everything visible when there is room for it all.
 func TestLawLensOnDerivedTools(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tree := drawTree(t, newGenState())
 		ds := derive(tree)
-		tools := make([]lens.Tool, 0, len(ds)+3)
+		ns := len(sessionTools)
+		tools := make([]lens.Tool, 0, len(ds)+ns)
 		for _, n := range sessionTools {
 			tools = append(tools, lens.Tool{Name: n})
 		}
@@ -531,7 +532,7 @@ func TestLawLensOnDerivedTools(t *testing.T) {
 		if len(out) > in.MaxTools {
 			t.Fatalf("%d tools advertised, MaxTools %d", len(out), in.MaxTools)
 		}
-		if in.MaxTools >= 3 && !slices.Equal(out[:3], sessionTools) {
+		if in.MaxTools >= ns && !slices.Equal(out[:ns], sessionTools) {
 			t.Fatalf("advertised %q do not start with the session tools", out)
 		}
 		byName := nameSet(ds)
@@ -558,15 +559,15 @@ func TestLawLensOnDerivedTools(t *testing.T) {
 				t.Fatalf("modal %q open, but %q of widget %q outside it is advertised", modal, name, d.WidgetID)
 			}
 		}
-		if in.MaxTools >= 3+len(eligible) {
+		if in.MaxTools >= ns+len(eligible) {
 			want := append(slices.Clone(sessionTools), eligible...)
 			if !lens.SameSet(out, want) {
 				t.Fatalf("room for all: advertised %q, want %q", out, want)
 			}
 		}
-		if in.Mode == lens.ModeAll && in.MaxTools >= 3 {
-			if w := eligible[:min(len(eligible), in.MaxTools-3)]; !slices.Equal(out[3:], w) {
-				t.Fatalf("mode all: advertised %q, want %q in derivation order", out[3:], w)
+		if in.Mode == lens.ModeAll && in.MaxTools >= ns {
+			if w := eligible[:min(len(eligible), in.MaxTools-ns)]; !slices.Equal(out[ns:], w) {
+				t.Fatalf("mode all: advertised %q, want %q in derivation order", out[ns:], w)
 			}
 		}
 	})

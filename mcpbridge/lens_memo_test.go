@@ -78,7 +78,7 @@ func TestToolsFollowAWidgetsToolsInAnUnchangedTree(t *testing.T) {
 func TestFocusMovesBackSelectAgain(t *testing.T) {
 	e := newEnv(t)
 	e.bridge.Close() // the env's own bridge: replaced by one with few tools
-	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", MaxTools: 5, ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9})
+	e.bridge = newTestBridge(t, e.mgr, mcpbridge.Options{Namespace: "app", MaxTools: len(sessionToolNames) + 2, ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9})
 	e.http.Close()
 	e.http = serveHTTP(t, e.bridge)
 	t.Cleanup(func() { e.bridge.Close(); e.http.Close() })

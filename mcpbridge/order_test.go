@@ -91,7 +91,8 @@ func focusOn(t *testing.T, e *env, cs *mcp.ClientSession, id string) []*mcp.Tool
 		// applied (with no focus, tree order puts the first widget
 		// first): wait for the mark too.
 		m := marked(tools)
-		return len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app."+id+".") && len(m) > 0 && strings.HasPrefix(m[0], "app."+id+".")
+		ns := len(sessionToolNames)
+		return len(tools) > ns && strings.HasPrefix(tools[ns].Name, "app."+id+".") && len(m) > 0 && strings.HasPrefix(m[0], "app."+id+".")
 	}, "focus on %s: tools/list is still %v", id, lastNames{&tools})
 	return tools
 }
@@ -102,7 +103,7 @@ type lastNames struct{ tools *[]*mcp.Tool }
 
 func (l lastNames) String() string { return fmt.Sprintf("%q", toolNames(*l.tools)) }
 
-var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
+var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
 
 // TestToolsListFollowsFocus: tools/list comes in the lens's order (the
 // session tools, then the focused widget's tools, then the rest), the
@@ -131,14 +132,14 @@ func testToolsListFollowsFocus(t *testing.T, sse bool) {
 	for _, id := range []string{"agree", "name", "pw", "go"} {
 		tools := focusOn(t, e, cs, id)
 		got := toolNames(tools)
-		if !slices.Equal(got[:3], sessionToolNames) {
-			t.Fatalf("focus %s: tools/list starts %q, want the session tools %q first", id, got[:3], sessionToolNames)
+		if ns := len(sessionToolNames); !slices.Equal(got[:ns], sessionToolNames) {
+			t.Fatalf("focus %s: tools/list starts %q, want the session tools %q first", id, got[:ns], sessionToolNames)
 		}
 		own := ofWidget(tools, id)
 		if len(own) == 0 {
 			t.Fatalf("focus %s: the widget has no tools in %q", id, got)
 		}
-		if !slices.Equal(got[3:3+len(own)], own) {
+		if ns := len(sessionToolNames); !slices.Equal(got[ns:ns+len(own)], own) {
 			t.Fatalf("focus %s: tools/list %q does not put the widget's tools %q right after the session tools", id, got, own)
 		}
 		if m := marked(tools); !slices.Equal(m, own) {
@@ -208,7 +209,7 @@ func TestFocusOrderComposesWithTheGate(t *testing.T) {
 		if got := ofWidget(tb, "name"); !slices.Equal(got, want) {
 			t.Fatalf("round %d: B's name tools %q, want %q", round, got, want)
 		}
-		if got := toolNames(tb)[3:6]; !slices.Equal(got, want) {
+		if ns := len(sessionToolNames); !slices.Equal(toolNames(tb)[ns:ns+3], want) {
 			t.Fatalf("round %d: B's list %q does not start with %q after the session tools", round, toolNames(tb), want)
 		}
 		if m := marked(tb); !slices.Equal(m, want) {
@@ -217,7 +218,7 @@ func TestFocusOrderComposesWithTheGate(t *testing.T) {
 		if got := toolNames(ta); slices.Contains(got, "app.name.clear") {
 			t.Fatalf("round %d: A's list %q shows the tool its policy denies", round, got)
 		}
-		if got := toolNames(ta)[3:5]; !slices.Equal(got, wantA) {
+		if ns := len(sessionToolNames); !slices.Equal(toolNames(ta)[ns:ns+2], wantA) {
 			t.Fatalf("round %d: A's list %q does not start with the focused widget's remaining tools %q", round, toolNames(ta), wantA)
 		}
 		if m := marked(ta); !slices.Equal(m, wantA) {
@@ -252,7 +253,8 @@ func TestFocusMarkWithHoverAndModal(t *testing.T) {
 	var tools []*mcp.Tool
 	testkit.Eventually(t, 5*time.Second, func() bool {
 		tools = listTools(t, cs)
-		return len(tools) > 3 && strings.HasPrefix(tools[3].Name, "app.agree.")
+		ns := len(sessionToolNames)
+		return len(tools) > ns && strings.HasPrefix(tools[ns].Name, "app.agree.")
 	}, "hover on agree: its tools after the session tools")
 	hovered, focused := ofWidget(tools, "agree"), ofWidget(tools, "name")
 	want := append(append(slices.Clone(sessionToolNames), hovered...), focused...)
@@ -271,7 +273,7 @@ func TestFocusMarkWithHoverAndModal(t *testing.T) {
 	e.session.SetAttention(session.Attention{Focus: "dlg"})
 	testkit.Eventually(t, 5*time.Second, func() bool { return marked(listTools(t, cs)) != nil }, "no focus mark with the modal focused")
 	tools = listTools(t, cs)
-	if m, own := marked(tools), ofWidget(tools, "dlg"); len(own) == 0 || !slices.Equal(m, own) || !slices.Equal(toolNames(tools)[3:3+len(own)], own) {
+	if m, own := marked(tools), ofWidget(tools, "dlg"); len(own) == 0 || !slices.Equal(m, own) || !slices.Equal(toolNames(tools)[len(sessionToolNames):len(sessionToolNames)+len(own)], own) {
 		t.Fatalf("focus on the modal: tools/list %q, marked %q", toolNames(tools), m)
 	}
 }

@@ -15,7 +15,8 @@ import (
 // The read policy on every answer, not only on the read methods.
 //
 // What a read method returns reaches a client by other paths as well:
-// raxol_send_key answers with the screen, a widget's tools answer with
+// raxol_send_key and raxol_wait_for answer with the screen (and whether
+// it matched says what it holds), a widget's tools answer with
 // its state (and their errors may describe it), the context resource holds
 // the model projections, the widgets in the lens and the activity, and
 // discover_tools lists tools. Each kind of content is governed by the read
@@ -88,7 +89,8 @@ func (c *sessionServer) answerRead(tool string) (read string, outcome []string) 
 	switch tool {
 	case ToolSendKey:
 		return URIScreen, []string{"pressed"}
-	case ToolScreenshot:
+	case ToolScreenshot, ToolWaitFor:
+		// Whether it matched says what the screen holds, too.
 		return URIScreen, nil
 	case ToolDiscover:
 		return readToolsList, nil

@@ -47,6 +47,7 @@ type sessionServer struct {
 	clients  sync.Map                // *mcp.ServerSession -> *client: attached clients
 	requests sync.Map                // requestHeader tag -> the POST's context, while it is served
 	attachMu sync.Mutex              // serializes attach
+	waits    waitSlots               // raxol_wait_for calls in progress, per client (waitfor.go)
 
 	// The watcher's own (sync only: newSessionServer, then the watcher;
 	// watch.go).

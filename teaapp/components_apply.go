@@ -313,7 +313,27 @@ func (a *actor) checkValue(want string, password bool, how string) (any, error) 
 	if password {
 		return map[string]any{"length": len([]rune(got)), "how": how}, nil
 	}
-	return map[string]any{"value": got, "how": how}, nil
+	r := map[string]any{"value": got, "how": how}
+	if e := inputErr(c); e != "" {
+		// The input's Validate refused the text: the program shows it.
+		r["error"] = e
+	}
+	return r, nil
+}
+
+// inputErr is the input's validation error, or "".
+func inputErr(c any) string {
+	var err error
+	switch c := c.(type) {
+	case textinput.Model:
+		err = c.Err
+	case textarea.Model:
+		err = c.Err
+	}
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // listTarget resolves a select's index or label among the list's visible

@@ -745,3 +745,93 @@ func TestForeignPackage(t *testing.T) {
 		}
 	}
 }
+
+// holder keeps a value model and a pointer model behind interfaces.
+type holder struct {
+	child tea.Model
+	other any
+}
+
+func (h holder) Init() tea.Cmd                       { return nil }
+func (h holder) Update(tea.Msg) (tea.Model, tea.Cmd) { return h, nil }
+func (h holder) View() tea.View                      { return tea.NewView("") }
+
+func TestSetterThroughInterfaces(t *testing.T) {
+	lm := newListModel(500)
+	m := tea.Model(holder{child: newForm(2), other: lm})
+	comps := discover(m, &config{})
+	if got := strings.Join(names(comps), " "); got != "child_inputs_0:textinput child_inputs_1:textinput other_list:list" {
+		t.Fatalf("discover %s", got)
+	}
+	next, _, err := apply(m, comps, applyMsg{Component: "child_inputs_1", Action: "type_into", Args: map[string]any{"text": "abc"}}, cstep, &config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next.(holder).child.(formModel).inputs[1].Value(); got != "abc" {
+		t.Fatalf("value through the interface %q", got)
+	}
+	if m.(holder).child.(formModel).inputs[1].Value() != "" {
+		t.Fatal("the caller's value model changed")
+	}
+	// The list is behind a pointer: changed in place; 400 presses away,
+	// so set.
+	next, _, err = apply(next, comps, applyMsg{Component: "other_list", Action: "select", Args: map[string]any{"index": float64(400)}}, cstep, &config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lm.list.Index() != 400 || next.(holder).other.(*listModel) != lm {
+		t.Fatalf("index %d", lm.list.Index())
+	}
+}
+
+func TestSensitiveRenameAndActivateKey(t *testing.T) {
+	cfg := &config{}
+	for _, o := range []Option{Rename("list", "fruits"), Sensitive("list"), ActivateKey("fruits", "space")} {
+		o(cfg)
+	}
+	m := newListModel(10)
+	var pressed []string
+	step := func(m tea.Model, msg tea.Msg) tea.Model {
+		if k, ok := msg.(tea.KeyPressMsg); ok {
+			pressed = append(pressed, k.String())
+		}
+		return cstep(m, msg)
+	}
+	comps := discover(m, cfg)
+	if len(comps) != 1 || comps[0].Name != "fruits" {
+		t.Fatalf("discover %v", comps)
+	}
+	ws := componentWidgets(m, comps, screenOf(m), nil, cfg)
+	for _, s := range ws[0].(ui.ToolProvider).Tools() {
+		if s.Annotations["sensitive"] != true {
+			t.Errorf("%s not sensitive", s.Action)
+		}
+	}
+	if _, _, err := apply(m, comps, applyMsg{Component: "fruits", Action: "activate", Args: map[string]any{"index": float64(2)}}, step, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(pressed, " ") != "down down space" {
+		t.Fatalf("pressed %v", pressed)
+	}
+	if _, _, err := apply(m, comps, applyMsg{Component: "list", Action: "select"}, step, cfg); err == nil {
+		t.Fatal("the old name still answers")
+	}
+}
+
+func TestValidationErrorIsReported(t *testing.T) {
+	f := newForm(1)
+	f.inputs[0].Validate = func(s string) error {
+		if strings.ContainsAny(s, "0123456789") {
+			return fmt.Errorf("no digits")
+		}
+		return nil
+	}
+	m := tea.Model(f)
+	_, res, err := apply(m, discover(m, &config{}), applyMsg{Component: "inputs_0", Action: "type_into", Args: map[string]any{"text": "a1"}}, cstep, &config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.(map[string]any)["error"] != "no digits" {
+		t.Fatalf("result %v", res)
+	}
+}

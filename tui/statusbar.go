@@ -67,11 +67,19 @@ func (m *Model) layoutStatusBar(k statusKey) string {
 	// Who is here is cut rather than dropped when it is long (several
 	// agents with their ages).
 	parts = append(parts, part{text: "session " + m.sess.ID, rank: 6}, part{text: k.who, rank: 7, urgent: true})
+	// A hosted program takes ctrl+c itself (an observer's still leaves).
+	quits := !m.hosted() || m.opts.Role == RoleObserver
 	if m.opts.Role == RoleOwner {
 		parts = append(parts, part{text: keyFor(bindAttach) + " attach", short: keyFor(bindAttach), rank: 1}, part{text: keyFor(bindLog) + " log", rank: 11},
-			part{text: keyFor(bindPause) + " pause", rank: 12}, part{text: keyFor(bindQuit) + " quit", short: keyFor(bindQuit), rank: 0})
+			part{text: keyFor(bindPause) + " pause", rank: 12})
+		if quits {
+			parts = append(parts, part{text: keyFor(bindQuit) + " quit", short: keyFor(bindQuit), rank: 0})
+		}
 	} else {
-		parts = append(parts, part{text: keyFor(bindLog) + " log", rank: 11}, part{text: keyFor(bindQuit) + " leave", short: keyFor(bindQuit), rank: 0})
+		parts = append(parts, part{text: keyFor(bindLog) + " log", rank: 11})
+		if quits {
+			parts = append(parts, part{text: keyFor(bindQuit) + " leave", short: keyFor(bindQuit), rank: 0})
+		}
 	}
 	const sep = " · "
 	sepW := ansi.StringWidth(sep)

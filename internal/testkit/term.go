@@ -13,7 +13,8 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 )
 
-// Term is a human's SSH client running one command in a 100x30 PTY, its
+// Term is a human's SSH client running one command in a PTY (100x30
+// unless RunSized), its
 // output fed into a terminal emulator. It is closed when the test ends.
 type Term struct {
 	t      testing.TB
@@ -52,18 +53,24 @@ func NewKey(t testing.TB) gossh.Signer {
 // when command is "".
 func RunAs(t testing.TB, addr, user string, signer gossh.Signer, command string) *Term {
 	t.Helper()
+	return RunSized(t, addr, user, signer, command, 100, 30)
+}
+
+// RunSized is RunAs in a PTY of width x height cells.
+func RunSized(t testing.TB, addr, user string, signer gossh.Signer, command string, width, height int) *Term {
+	t.Helper()
 	EndToEnd(t)
 	conn, err := gossh.Dial("tcp", addr, &gossh.ClientConfig{User: user, Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)},
 		HostKeyCallback: gossh.InsecureIgnoreHostKey(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("ssh %s: %v", addr, err)
 	}
-	m := &Term{t: t, conn: conn, em: vt.NewEmulator(100, 30), read: make(chan struct{}), exited: make(chan struct{})}
+	m := &Term{t: t, conn: conn, em: vt.NewEmulator(width, height), read: make(chan struct{}), exited: make(chan struct{})}
 	t.Cleanup(m.Close)
 	if m.sess, err = conn.NewSession(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.sess.RequestPty("xterm-256color", 30, 100, gossh.TerminalModes{}); err != nil {
+	if err := m.sess.RequestPty("xterm-256color", height, width, gossh.TerminalModes{}); err != nil {
 		t.Fatal(err)
 	}
 	stdin, err := m.sess.StdinPipe()
@@ -116,6 +123,19 @@ func (m *Term) Type(s string) {
 	m.t.Helper()
 	if _, err := io.WriteString(m.stdin, s); err != nil {
 		m.t.Fatalf("typing %q: %v", s, err)
+	}
+}
+
+// Resize changes the window to width x height cells, as a human
+// resizing their terminal does: the emulator first, then the server is
+// told (window-change).
+func (m *Term) Resize(width, height int) {
+	m.t.Helper()
+	m.mu.Lock()
+	m.em.Resize(width, height)
+	m.mu.Unlock()
+	if err := m.sess.WindowChange(height, width); err != nil {
+		m.t.Fatalf("resize to %dx%d: %v", width, height, err)
 	}
 }
 

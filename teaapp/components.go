@@ -106,6 +106,9 @@ func WithAction(component string, spec ui.ToolSpec, apply func(m tea.Model, args
 			c.comps.actions = map[string][]extraAction{}
 		}
 		spec.ReadOnly = false
+		if spec.InputSchema == nil {
+			spec.InputSchema = ui.ObjectSchema(nil)
+		}
 		c.comps.actions[component] = append(c.comps.actions[component], extraAction{spec: spec, apply: apply})
 	}
 }

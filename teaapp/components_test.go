@@ -835,3 +835,22 @@ func TestValidationErrorIsReported(t *testing.T) {
 		t.Fatalf("result %v", res)
 	}
 }
+
+func TestOnScreen(t *testing.T) {
+	screen := "┌──────────┐\n│ > hello  │   other\n│ a   b    │\n└──────────┘"
+	for _, c := range []struct {
+		view string
+		want bool
+	}{
+		{"\x1b[1m> hello\x1b[0m", true},
+		{"\n\n  > hello  \n", true},
+		{"> hell0", false},
+		{"a\tb", true},   // the tab became spaces on the screen
+		{"   \n ", false}, // blank
+		{"x\n> hello", true},
+	} {
+		if got := onScreen(c.view, screen); got != c.want {
+			t.Errorf("onScreen(%q) = %v, want %v", c.view, got, c.want)
+		}
+	}
+}

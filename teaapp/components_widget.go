@@ -236,8 +236,15 @@ func onScreen(view, screen string) bool {
 	lines := strings.Split(ansi.Strip(view), "\n")
 	var cands []string
 	for _, l := range lines {
-		l = strings.TrimSpace(strings.ReplaceAll(l, "\t", " "))
-		if l != "" {
+		// A terminal draws a tab as spaces up to its next stop: compare
+		// the longest run without one.
+		var longest string
+		for _, seg := range strings.Split(l, "\t") {
+			if seg = strings.TrimSpace(seg); len(seg) > len(longest) {
+				longest = seg
+			}
+		}
+		if l = longest; l != "" {
 			cands = append(cands, l)
 		}
 		if len(cands) == 5 {

@@ -845,7 +845,7 @@ func TestOnScreen(t *testing.T) {
 		{"\x1b[1m> hello\x1b[0m", true},
 		{"\n\n  > hello  \n", true},
 		{"> hell0", false},
-		{"a\tb", true},   // the tab became spaces on the screen
+		{"a\tb", true},    // the tab became spaces on the screen
 		{"   \n ", false}, // blank
 		{"x\n> hello", true},
 	} {

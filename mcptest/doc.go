@@ -45,8 +45,10 @@
 // dispatcher's latest model directly, for facts no projection shows.
 //
 // A headless session has no terminal, so raxol_send_key
-// ([Session.PressKey]) always fails there with no_terminal: it types into
-// a human's terminal. Drive widgets with their tools instead.
+// ([Session.PressKey]) fails there with no_terminal for an app of this
+// module's widgets (it types into a human's terminal: drive widgets with
+// their tools instead); a hosted Bubble Tea program (package teaapp) takes
+// the keys itself, terminal or not.
 //
 // Every MCP call is bounded by a timeout (10s by default,
 // [WithCallTimeout]). Everything is torn down by t.Cleanup, in order: the

@@ -335,13 +335,14 @@ func (s *Session) CallTool(name string, args map[string]any) *Session {
 
 // noTerminal explains a no_terminal failure.
 const noTerminal = "raxol_send_key presses keys in the terminal of a human attached over SSH, " +
-	"and a headless session (which mcptest.Start creates) has no terminal, so it always fails there with no_terminal; " +
+	"and a headless session (which mcptest.Start creates) has no terminal, so it fails there with no_terminal " +
+	"unless the app is a hosted Bubble Tea program (package teaapp); " +
 	"drive the widgets with their tools instead (TypeInto, Click, Select, Toggle, CallTool)"
 
 // PressKey calls raxol_send_key with keys. It needs a terminal attached
-// to the session: with the headless session of [Start] it always fails
-// the test with no_terminal, and the message says so. Use the widget
-// tools instead; PressKey is for sessions with a terminal attached.
+// to the session, or a hosted Bubble Tea program (package teaapp), which
+// takes keys headless too: otherwise, with the headless session of
+// [Start], it fails the test with no_terminal, and the message says so.
 func (s *Session) PressKey(keys ...string) *Session {
 	s.t.Helper()
 	return s.act(mcpbridge.ToolSendKey, map[string]any{"keys": keys})

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"charm.land/bubbles/v2/filepicker"
 	"charm.land/bubbles/v2/list"
 	"charm.land/bubbles/v2/paginator"
 	"charm.land/bubbles/v2/progress"
@@ -852,5 +855,91 @@ func TestOnScreen(t *testing.T) {
 		if got := onScreen(c.view, screen); got != c.want {
 			t.Errorf("onScreen(%q) = %v, want %v", c.view, got, c.want)
 		}
+	}
+}
+
+// picker is a program with a file picker, as Bubble Tea's file-picker
+// example: it reads the choice with DidSelectFile.
+type pickerModel struct {
+	fp     filepicker.Model
+	chosen string
+}
+
+func (p pickerModel) Init() tea.Cmd { return p.fp.Init() }
+
+func (p pickerModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	p.fp, cmd = p.fp.Update(msg)
+	if ok, path := p.fp.DidSelectFile(msg); ok {
+		p.chosen = path
+	}
+	return p, cmd
+}
+
+func (p pickerModel) View() tea.View { return tea.NewView(p.fp.View()) }
+
+// syncStep folds msg and then, at once, the message of its command (the
+// file picker reads its directory with one).
+func syncStep(m tea.Model, msg tea.Msg) tea.Model {
+	n, cmd := m.Update(msg)
+	if cmd != nil {
+		if next := cmd(); next != nil {
+			n, _ = n.Update(next)
+		}
+	}
+	return n
+}
+
+func TestFilePicker(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b", "sub"} {
+		if d == "sub" {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, d, "inner.txt"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, d+".txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fp := filepicker.New()
+	fp.CurrentDirectory = dir
+	fp.SetHeight(10)
+	m := tea.Model(pickerModel{fp: fp})
+	m, _ = m.Update(m.Init()())
+	cfg := &config{}
+	comps := discover(m, cfg)
+	ws := componentWidgets(m, comps, screenOf(m), nil, cfg)
+	if len(ws) != 1 {
+		t.Fatalf("%d widgets on %q", len(ws), screenOf(m))
+	}
+	b, _ := json.Marshal(ws[0].(ui.ToolProvider).State())
+	if !strings.Contains(string(b), `"entries":["sub/","a.txt","b.txt"]`) {
+		t.Fatalf("state %s", b)
+	}
+	next, _, err := apply(m, comps, applyMsg{Component: "fp", Action: "select", Args: map[string]any{"path": "b.txt"}}, syncStep, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next.(pickerModel).chosen; got != filepath.Join(dir, "b.txt") {
+		t.Fatalf("the program saw %q chosen", got)
+	}
+	next, _, err = apply(next, comps, applyMsg{Component: "fp", Action: "open", Args: map[string]any{"path": "sub"}}, syncStep, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next.(pickerModel).fp.CurrentDirectory; got != filepath.Join(dir, "sub") {
+		t.Fatalf("in %s", got)
+	}
+	if _, _, err := apply(next, comps, applyMsg{Component: "fp", Action: "select", Args: map[string]any{"path": "../a.txt"}}, syncStep, cfg); err == nil {
+		t.Fatal("an entry of another directory accepted")
+	}
+	next, _, err = apply(next, comps, applyMsg{Component: "fp", Action: "back"}, syncStep, cfg)
+	if err != nil || next.(pickerModel).fp.CurrentDirectory != dir {
+		t.Fatalf("back: %v", err)
 	}
 }

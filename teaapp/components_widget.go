@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -88,6 +89,8 @@ type compState struct {
 	// they stay the same.
 	Items []uint64
 	Width int
+	// filepicker: the current directory's entries (dirs end in "/").
+	Entries []string
 }
 
 // compWidget is one component as a widget in the tree. It is a value
@@ -354,6 +357,7 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 		st.Directory = c.CurrentDirectory
 		st.Path = c.Path
 		st.Highlighted = c.HighlightedPath()
+		st.Entries = pickerEntries(c)
 	case progress.Model:
 		st.Percent = roundPercent(c.Percent())
 	case help.Model:
@@ -383,6 +387,28 @@ func itemKey(it list.Item) uint64 {
 		h.Write([]byte(it.FilterValue()))
 	}
 	return h.Sum64()
+}
+
+// pickerEntries returns the names of the entries the file picker lists
+// (an unexported field: it has no getter), directories ending in "/".
+func pickerEntries(fp filepicker.Model) []string {
+	f := addressable(reflect.ValueOf(fp)).FieldByName("files")
+	if !f.IsValid() {
+		return nil
+	}
+	files, ok := expose(f).Interface().([]os.DirEntry)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, min(len(files), maxRows))
+	for _, e := range files[:min(len(files), maxRows)] {
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // roundPercent rounds a fraction to four decimals, so a spring's last
@@ -598,6 +624,9 @@ func (w compWidget) State() any {
 		s["selected_index"] = st.Index
 		s["selected"] = st.Selected
 		s["page"], s["total_pages"] = st.Page, st.TotalPages
+		if from, to := st.Page*st.PerPage, min(st.Page*st.PerPage+st.PerPage, st.Total); st.PerPage > 0 && from >= st.LabelsFrom && to <= st.LabelsFrom+len(st.Labels) && from < to {
+			s["page_items"] = st.Labels[from-st.LabelsFrom : to-st.LabelsFrom]
+		}
 		if st.FilterEnabled {
 			s["filter"] = st.Filter
 			s["filter_state"] = st.FilterState
@@ -621,6 +650,7 @@ func (w compWidget) State() any {
 	case "filepicker":
 		s["directory"] = st.Directory
 		s["highlighted"] = st.Highlighted
+		s["entries"] = st.Entries
 		if st.Path != "" {
 			s["selected"] = st.Path
 		}

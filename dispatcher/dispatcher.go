@@ -511,7 +511,15 @@ func (d *Dispatcher) fold(env *envelope) error {
 	if len(applied) == 0 {
 		return nil
 	}
+	prev := d.tree
 	d.view(env.origin)
+	if u, ok := d.tree.(ui.Unchanging); ok && prev != nil && u.Unchanged(prev) {
+		// Nothing visible changed: no snapshot (see ui.Unchanging).
+		if d.hooks.OnApplied != nil {
+			d.hooks.OnApplied(env.origin, applied)
+		}
+		return nil
+	}
 	d.publish(env.origin)
 	if d.hooks.OnFold != nil {
 		d.hooks.OnFold(time.Since(start))

@@ -31,6 +31,7 @@ type hostOptions struct {
 	rollbackSafe  bool // the app vouched its model's copies share nothing
 	askKeys       bool // raxol_send_key asks the human (the default policy)
 	noPolicy      bool // leave the policies to the operator
+	blink         bool // leave the cursors' blinking on (BlinkingCursors)
 }
 
 func defaultHostOptions() hostOptions {
@@ -95,6 +96,7 @@ type host struct {
 	last     *screen
 	lastView string
 	widgets  map[string]ui.Widget
+	builds   uint64 // screens built (screen.gen)
 }
 
 func newModel(ident ui.Identity, inner tea.Model, cfg *config) model {
@@ -104,7 +106,7 @@ func newModel(ident ui.Identity, inner tea.Model, cfg *config) model {
 		// The terminal's app area: its window less the status bar.
 		h.w, h.h = ident.Width, ident.Height-1
 	}
-	return model{h: h, inner: inner}
+	return model{h: h, inner: staticCursors(inner, cfg)}
 }
 
 // RollbackUnsafe implements ui.Unrollbackable.
@@ -350,11 +352,16 @@ func (m model) View() ui.Node {
 	}
 	byName := make(map[string]ui.Widget, len(widgets))
 	for _, w := range widgets {
-		byName[w.WidgetID()] = w
-		h.noteSensitive(w)
+		id := w.WidgetID()
+		if p, ok := h.widgets[id]; !ok || !ui.SameWidget(p, w) {
+			h.noteSensitive(w) // a new or changed component only: Tools costs
+		}
+		byName[id] = w
 	}
 	h.widgets = byName
+	h.builds++
 	s := &screen{
+		gen:     h.builds,
 		lines:   screenLines(content),
 		printed: append([]string(nil), h.printed...),
 		w:       h.w,

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
@@ -324,5 +326,55 @@ func TestCleanLineKeepsText(t *testing.T) {
 		if got := strings.TrimSuffix(cleanLine(in), "\x1b[m"); got != want {
 			t.Errorf("cleanLine(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// blinker is a form of one focused input, as Bubble Tea's textinput
+// example starts: its Init starts the cursor's blinking.
+type blinker struct{ in textinput.Model }
+
+func newBlinker() blinker {
+	ti := textinput.New()
+	ti.Focus()
+	return blinker{in: ti}
+}
+
+func (b blinker) Init() tea.Cmd { return textinput.Blink }
+func (b blinker) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	b.in, cmd = b.in.Update(msg)
+	return b, cmd
+}
+func (b blinker) View() tea.View { return tea.NewView(b.in.View()) }
+
+// An idle session of a program with a focused input folds nothing and
+// publishes nothing: cursors are static unless the app asks for blinking.
+func TestIdleCursorCostsNothing(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		opts  []Option
+		quiet bool
+	}{{"static by default", nil, true}, {"blinking when asked", []Option{BlinkingCursors()}, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := &config{host: defaultHostOptions()}
+			for _, o := range c.opts {
+				o(cfg)
+			}
+			var folds atomic.Int32
+			d := dispatcher.New(newModel(ui.Identity{Headless: true}, newBlinker(), cfg), &dispatcher.Options{Hooks: dispatcher.Hooks{
+				OnApplied: func(dispatcher.Origin, []tea.Msg) { folds.Add(1) },
+			}})
+			t.Cleanup(d.Close)
+			time.Sleep(200 * time.Millisecond) // Init's commands fold
+			start, v0 := folds.Load(), d.Snapshot().Version
+			time.Sleep(1200 * time.Millisecond) // two blink periods (530 ms each)
+			got, published := folds.Load()-start, d.Snapshot().Version-v0
+			if c.quiet && (got != 0 || published != 0) {
+				t.Fatalf("an idle input folded %d messages and published %d snapshots in 1.2 s", got, published)
+			}
+			if !c.quiet && got == 0 {
+				t.Fatal("a blinking cursor folded nothing in 1.2 s: the test cannot tell static from blinking")
+			}
+		})
 	}
 }

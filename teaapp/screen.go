@@ -27,13 +27,22 @@ type screen struct {
 	w, h    int      // the size the program is drawn at
 	comps   []ui.Widget
 	focus   string
-	owner   bool // the owner's window decides the size (else the smallest)
+	owner   bool   // the owner's window decides the size (else the smallest)
+	gen     uint64 // which build of the host's this is (never 0)
 }
 
 var (
-	_ ui.Hosted = screen{}
-	_ ui.Widget = screen{}
+	_ ui.Hosted     = screen{}
+	_ ui.Widget     = screen{}
+	_ ui.Unchanging = screen{}
 )
+
+// Unchanged implements ui.Unchanging: the host hands out the same build
+// of its screen while the view and the components stay the same.
+func (s screen) Unchanged(prev ui.Node) bool {
+	p, ok := prev.(screen)
+	return ok && p.gen == s.gen
+}
 
 // Children are the components: the tree's widgets for tools and state.
 func (s screen) Children() []ui.Node {

@@ -149,3 +149,14 @@ type TerminalSize struct {
 type Unrollbackable interface {
 	RollbackUnsafe() string
 }
+
+// Unchanging is implemented by a tree root that can tell it draws exactly
+// what the previous root drew (a hosted program whose Update changed
+// nothing it shows: a timer it does not draw, a cursor that does not
+// blink). The dispatcher publishes no snapshot for such a fold: the
+// terminals, the agents' watchers and the saver are not woken. The model
+// still advances; the next snapshot carries it.
+type Unchanging interface {
+	Node
+	Unchanged(prev Node) bool
+}

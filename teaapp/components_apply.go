@@ -132,6 +132,9 @@ func apply(m tea.Model, comps []found, a applyMsg, step stepFunc, cfg *config) (
 	switch f.Kind + "." + a.Action {
 	case "textinput.type_into", "textarea.type_into":
 		s, _ := args["text"].(string)
+		if f.Kind == "textarea" {
+			s = strings.ReplaceAll(s, "\r\n", "\n")
+		}
 		result, err = ac.typeInto(s)
 	case "textinput.clear", "textarea.clear":
 		result, err = ac.typeInto("")

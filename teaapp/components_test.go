@@ -658,7 +658,7 @@ func TestTextareaTypesLines(t *testing.T) {
 	ta.SetValue("old\ntext\nhere")
 	m := tea.Model(editor{ta: ta})
 	comps := discover(m, &config{})
-	next, _, err := apply(m, comps, applyMsg{Component: "ta", Action: "type_into", Args: map[string]any{"text": "one\ntwo"}}, cstep, &config{})
+	next, _, err := apply(m, comps, applyMsg{Component: "ta", Action: "type_into", Args: map[string]any{"text": "one\r\ntwo"}}, cstep, &config{})
 	if err != nil {
 		t.Fatal(err)
 	}

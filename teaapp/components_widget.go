@@ -757,7 +757,11 @@ func (w compWidget) precheck(action string, args map[string]any) error {
 	switch action {
 	case "type_into", "filter":
 		s, _ := args["text"].(string)
-		return cleanText(s, w.kind == "textarea" && action == "type_into")
+		multi := w.kind == "textarea" && action == "type_into"
+		if multi {
+			s = strings.ReplaceAll(s, "\r\n", "\n")
+		}
+		return cleanText(s, multi)
 	case "select_row", "go_to_page", "scroll":
 		for _, k := range []string{"index", "page", "line"} {
 			if _, _, err := intArg(args, k); err != nil {

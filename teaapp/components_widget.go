@@ -103,6 +103,7 @@ type compWidget struct {
 	extra     []ui.ToolSpec // WithAction's specs (shared, never changed)
 }
 
+// compWidget is a ToolProvider and a Comparer.
 var (
 	_ ui.ToolProvider = compWidget{}
 	_ ui.Comparer     = compWidget{}

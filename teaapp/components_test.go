@@ -943,3 +943,20 @@ func TestFilePicker(t *testing.T) {
 		t.Fatalf("back: %v", err)
 	}
 }
+
+func TestTableRowsFollowChanges(t *testing.T) {
+	tm := newTableModel(true)
+	m := tea.Model(tm)
+	comps := discover(m, &config{})
+	a := componentWidgets(m, comps, screenOf(m), nil, &config{})
+	tm.t.Rows()[3][1] = "changed" // in place, as a program may
+	b := componentWidgets(m, comps, screenOf(m), map[string]ui.Widget{"t": a[0]}, &config{})
+	rows, _, _ := b[0].(ui.ToolProvider).CallTool("get_rows", nil)
+	if got := rows.(map[string]any)["rows"].([][]string)[3][1]; got != "changed" {
+		t.Fatalf("row 3 reads %q", got)
+	}
+	old, _, _ := a[0].(ui.ToolProvider).CallTool("get_rows", nil)
+	if got := old.(map[string]any)["rows"].([][]string)[3][1]; got != "city3" {
+		t.Fatalf("the earlier copy reads %q: it shares the program's rows", got)
+	}
+}

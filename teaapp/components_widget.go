@@ -336,8 +336,14 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 		st.Total = len(rows)
 		st.Index = c.Cursor()
 		st.Focused = c.Focused()
-		for i := 0; i < len(rows) && i < maxRows; i++ {
-			st.Rows = append(st.Rows, append([]string(nil), rows[i]...))
+		n := min(len(rows), maxRows)
+		if before != nil && sameRows(before.Rows, rows[:n]) {
+			st.Rows = before.Rows // never changed once made
+		} else {
+			st.Rows = make([][]string, 0, n)
+			for _, r := range rows[:n] {
+				st.Rows = append(st.Rows, append([]string(nil), r...))
+			}
 		}
 		st.Truncated = len(rows) > maxRows
 		st.ActivateKey = opts.activateKeyName(f)
@@ -388,6 +394,19 @@ func itemKey(it list.Item) uint64 {
 		h.Write([]byte(it.FilterValue()))
 	}
 	return h.Sum64()
+}
+
+// sameRows reports whether a copy of table rows holds rows.
+func sameRows(copied [][]string, rows []table.Row) bool {
+	if len(copied) != len(rows) {
+		return false
+	}
+	for i, r := range rows {
+		if !slices.Equal(copied[i], r) {
+			return false
+		}
+	}
+	return true
 }
 
 // pickerEntries returns the names of the entries the file picker lists

@@ -360,9 +360,15 @@ func (m model) View() ui.Node {
 	}
 	h.widgets = byName
 	h.builds++
+	lines := []string(nil)
+	if h.last != nil && content == h.lastView {
+		lines = h.last.lines // immutable: shared by the builds
+	} else {
+		lines = screenLines(content)
+	}
 	s := &screen{
 		gen:     h.builds,
-		lines:   screenLines(content),
+		lines:   lines,
 		printed: append([]string(nil), h.printed...),
 		w:       h.w,
 		h:       h.h,

@@ -137,12 +137,15 @@ func cleanLine(l string) string {
 	if len(l) > maxLineBytes {
 		l = l[:maxLineBytes]
 	}
+	if plainLine(l) {
+		return l // most lines: nothing to take out
+	}
 	var b strings.Builder
+	b.Grow(len(l))
 	var state byte
-	p := ansi.NewParser()
 	col := 0
 	for len(l) > 0 {
-		seq, width, n, next := ansi.DecodeSequence(l, state, p)
+		seq, width, n, next := ansi.DecodeSequence(l, state, nil)
 		state = next
 		if n <= 0 {
 			break
@@ -167,6 +170,16 @@ func cleanLine(l string) string {
 		return b.String() + ansi.ResetStyle
 	}
 	return b.String()
+}
+
+// plainLine reports whether l is printable ASCII only: kept as it is.
+func plainLine(l string) bool {
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // isSGR reports whether seq is a CSI … m sequence (7-bit: ESC [).

@@ -37,6 +37,7 @@ func serveFloor(args []string) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	sshAddr := fs.String("ssh", "127.0.0.1:2500", "SSH listen address")
 	httpAddr := fs.String("http", "127.0.0.1:8500", "HTTP listen address (/mcp, /metrics)")
+	model := fs.String("model", "list", "the program each session runs: list (floorModel) or tea (teaFloorModel, as `raxol-load hosted` serves it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +54,9 @@ func serveFloor(args []string) error {
 		wish.WithHostKeyPEM(pem.EncodeToMemory(block)),
 		wish.WithPublicKeyAuth(func(ssh.Context, ssh.PublicKey) bool { return true }),
 		wish.WithMiddleware(bm.Middleware(func(s ssh.Session) (tea.Model, []tea.ProgramOption) {
+			if *model == "tea" {
+				return newTeaFloorModel(s.User()), nil
+			}
 			return floorModel{user: s.User()}, nil
 		})),
 	)

@@ -56,6 +56,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "hosted" {
+		if err := serveHosted(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "raxol-load hosted:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "raxol-load:", err)
 		os.Exit(1)

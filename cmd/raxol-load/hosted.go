@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/teaapp"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+)
+
+// `raxol-load hosted` serves teaFloorModel, an ordinary Bubble Tea
+// program, with raxol-ssh through teaapp.New; `raxol-load floor --model
+// tea` serves the same model with bare wish. The load measures both in
+// one run: what hosting an existing program costs.
+//
+//	go run ./cmd/raxol-load hosted --ssh 127.0.0.1:2600 --http 127.0.0.1:8600 &
+//	go run ./cmd/raxol-load --ssh 127.0.0.1:2600 --metrics http://127.0.0.1:8600/metrics \
+//		--tool floor.search.type_into --read-tool floor.search.get_value --sessions 300 --agents 30
+func serveHosted(args []string) error {
+	fs := flag.NewFlagSet("hosted", flag.ContinueOnError)
+	sshAddr := fs.String("ssh", "127.0.0.1:2600", "SSH listen address")
+	httpAddr := fs.String("http", "127.0.0.1:8600", "HTTP listen address (sessions' MCP, /metrics)")
+	dataDir := fs.String("data-dir", "", "data directory (host key); default: a temporary one")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir := *dataDir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "raxol-hosted-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	const many = 30000
+	opts := server.Options{
+		SSH:     server.SSHOptions{Addr: *sshAddr},
+		MCP:     server.MCPOptions{Addr: *httpAddr, ToolCallsPerSecond: 100000, ToolCallBurst: 100000},
+		DataDir: dir,
+		Limits: server.Limits{MaxConnections: many, MaxPerIP: many, MaxSessionsPerUser: many,
+			MaxHTTPConnections: many, MaxHTTPPerIP: 3000},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	app := teaapp.New("floor", func(id ui.Identity) tea.Model { return newTeaFloorModel(id.User) })
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "hosted floor serving: ssh %s, http %s\n", *sshAddr, *httpAddr)
+	err := server.ListenAndServe(ctx, app, opts)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// teaFloorModel is floorModel with a bubbles text input above the list,
+// for the agents' typed tools: the program a Bubble Tea author writes,
+// unchanged whichever server runs it.
+type teaFloorModel struct {
+	floor  floorModel
+	search textinput.Model
+}
+
+func newTeaFloorModel(user string) teaFloorModel {
+	ti := textinput.New()
+	ti.Prompt = "search: "
+	ti.SetWidth(30)
+	return teaFloorModel{floor: floorModel{user: user}, search: ti}
+}
+
+func (m teaFloorModel) Init() tea.Cmd { return nil }
+
+func (m teaFloorModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	f, cmd := m.floor.Update(msg)
+	m.floor = f.(floorModel)
+	var icmd tea.Cmd
+	m.search, icmd = m.search.Update(msg)
+	return m, tea.Batch(cmd, icmd)
+}
+
+func (m teaFloorModel) View() tea.View {
+	var b strings.Builder
+	b.WriteString(m.search.View() + "\n")
+	b.WriteString(m.floor.View().Content)
+	return tea.NewView(b.String())
+}

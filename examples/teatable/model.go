@@ -19,7 +19,7 @@ var (
 )
 
 // refreshEvery is how long after start the fares are refreshed.
-const refreshEvery = 1500 * time.Millisecond
+const refreshEvery = 2 * time.Second
 
 // refreshedMsg says fresh fares arrived.
 type refreshedMsg time.Time

@@ -69,7 +69,8 @@ func TestAgentBooksTheThirdRow(t *testing.T) {
 
 func TestAgentWaitsForTheRefresh(t *testing.T) {
 	s := mcptest.Start(t, App())
-	// The session started a moment ago: the timer has not fired yet.
+	// The session started a moment ago: the timer (refreshEvery, 2 s) has
+	// not fired yet.
 	s.AssertScreen("fares from yesterday")
 	res, isErr := s.Call("raxol_wait_for", map[string]any{"text": "data refreshed", "timeout_ms": 10000})
 	if isErr || res["matched"] != true {

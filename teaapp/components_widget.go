@@ -565,6 +565,7 @@ var (
 // Tools returns the tools of the component's kind, then the app's extra
 // actions; every one annotated sensitive when the component is.
 func (w compWidget) Tools() []ui.ToolSpec {
+	toolsDerived.Add(1)
 	var specs []ui.ToolSpec
 	switch w.kind {
 	case "textinput", "textarea":

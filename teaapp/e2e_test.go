@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"charm.land/bubbles/v2/list"
+	"charm.land/bubbles/v2/spinner"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -399,4 +401,83 @@ func TestHostileProgramOverSSH(t *testing.T) {
 	// The server still serves.
 	again := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	again.WaitFor("MOVED keys=0")
+}
+
+// spinning is a program with a spinner that never stops and an input an
+// agent can type into.
+type spinning struct {
+	spin spinner.Model
+	in   textinput.Model
+}
+
+func newSpinning() spinning {
+	in := textinput.New()
+	in.Placeholder = "notes"
+	in.SetWidth(20)
+	return spinning{spin: spinner.New(spinner.WithSpinner(spinner.Dot)), in: in}
+}
+
+func (s spinning) Init() tea.Cmd { return s.spin.Tick }
+func (s spinning) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "q" {
+		return s, tea.Quit
+	}
+	var cmd tea.Cmd
+	s.spin, cmd = s.spin.Update(msg)
+	return s, cmd
+}
+func (s spinning) View() tea.View { return tea.NewView(s.spin.View() + " working\n" + s.in.View()) }
+
+// A spinner left running sends agents no tools/list_changed and costs no
+// tool derivation; when the session ends its goroutines are gone.
+func TestSpinnerIsCheapForAgents(t *testing.T) {
+	srv := serve(t, teaapp.New("spin", func(ui.Identity) tea.Model { return newSpinning() }))
+	time.Sleep(100 * time.Millisecond) // the server's own goroutines are up
+	baseline := runtime.NumGoroutine()
+	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
+	human.WaitFor("working")
+	se := onlySession(t, srv)
+
+	var changed atomic.Int32
+	own := &http.Transport{}
+	hc := &http.Client{Transport: testkit.Bearer(own, se.Token())}
+	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) },
+	}).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.MustCall(t, cs, "spin.in.type_into", map[string]any{"text": "x"})
+	time.Sleep(500 * time.Millisecond) // the list_changed of the agent's own change, if any, is in
+	changed.Store(0)
+	derived := teaapp.ToolsDerived()
+	v0 := se.Dispatcher.Snapshot().Version
+
+	time.Sleep(5 * time.Second) // the spinner runs: what it costs is what this measures
+	if v := se.Dispatcher.Snapshot().Version; v-v0 < 20 {
+		t.Fatalf("the spinner drew %d frames in 5 s: it is not running, and the test shows nothing", v-v0)
+	}
+	if n := changed.Load(); n != 0 {
+		t.Errorf("the spinner sent the agent %d tools/list_changed", n)
+	}
+	if n := teaapp.ToolsDerived() - derived; n != 0 {
+		t.Errorf("the spinner cost %d tool derivations", n)
+	}
+
+	_ = cs.Close()
+	own.CloseIdleConnections()
+	human.Type("q") // the program quits: the session ends
+	human.WaitExit()
+	human.Close()
+	deadline := time.Now().Add(waitLong)
+	for runtime.NumGoroutine() > baseline && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > baseline {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines %s after the session ended, %d before it started:\n%s", n, waitLong, baseline, buf[:runtime.Stack(buf, true)])
+	}
 }

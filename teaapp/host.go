@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	tea "charm.land/bubbletea/v2"
@@ -505,3 +506,7 @@ func execCallback(msg tea.Msg) func(error) tea.Msg {
 	}
 	return nil
 }
+
+// toolsDerived counts the components' Tools calls (tool derivations), for
+// the tests that show an animation derives none.
+var toolsDerived atomic.Int64

@@ -221,6 +221,10 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 			return errorResult(ErrKindNotApplied, err.Error())
 		}
 		result = v
+		// The folds the call's commands led to (a printed line) are
+		// published before it answers: an envelope after them is folded
+		// only once they are, so a screenshot after the answer shows them.
+		_ = c.sess.Dispatcher.CallFunc(cctx, origin, func(ui.Node) ([]tea.Msg, error) { return nil, nil })
 	}
 	c.sess.NoteAction(widgetID)
 	if err := c.sess.Commit(ctx); err != nil {

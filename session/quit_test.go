@@ -32,10 +32,12 @@ func TestAgentCausedQuitAsksTheOwner(t *testing.T) {
 		answer Approval
 		ends   bool
 		asked  bool
+		noSink bool // no human attached who can answer
 	}{
-		{"agent, refused", dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "claude"}, Refused, false, true},
-		{"agent, approved", dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "claude"}, ApprovedOnce, true, true},
-		{"human", dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: "t"}, Refused, true, false},
+		{"agent, refused", dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "claude"}, Refused, false, true, false},
+		{"agent, approved", dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "claude"}, ApprovedOnce, true, true, false},
+		{"human", dispatcher.Origin{Kind: dispatcher.OriginHuman, Name: "t"}, Refused, true, false, false},
+		{"agent, nobody to ask", dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "claude"}, Refused, true, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := NewManager(nil)
@@ -45,10 +47,13 @@ func TestAgentCausedQuitAsksTheOwner(t *testing.T) {
 				t.Fatal(err)
 			}
 			asked := make(chan ApprovalRequest, 1)
-			s.SetApprovalSink(func(_ context.Context, req ApprovalRequest) (Approval, error) {
-				asked <- req
-				return c.answer, nil
-			})
+			if !c.noSink {
+				s.SetApprovalSink(func(_ context.Context, req ApprovalRequest) (Approval, error) {
+					asked <- req
+					return c.answer, nil
+				})
+			}
+			start := time.Now()
 			if err := s.Dispatcher.Call(context.Background(), c.origin, tea.KeyPressMsg{Code: 'q', Text: "q"}); err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +72,10 @@ func TestAgentCausedQuitAsksTheOwner(t *testing.T) {
 				if !c.ends {
 					t.Fatal("the session ended though the owner refused")
 				}
-			case <-time.After(300 * time.Millisecond): // long enough for an end already decided to land
+				if c.noSink && time.Since(start) < agentQuitGrace {
+					t.Fatalf("ended %s after the agent's call: its answer may not have gone out", time.Since(start))
+				}
+			case <-time.After(agentQuitGrace + time.Second): // long enough for an end already decided to land
 				if c.ends {
 					t.Fatal("the session did not end")
 				}

@@ -413,10 +413,16 @@ const appEnded = "the app ended the session"
 func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 	switch msg := msg.(type) {
 	case tea.QuitMsg:
-		if o.Led() == dispatcher.OriginAgent && s.CanApprove() {
-			// The app quits because of what an agent did: the owner
-			// decides whether the session ends.
-			go m.askToQuit(s, o)
+		if o.Led() == dispatcher.OriginAgent {
+			if s.CanApprove() {
+				// The app quits because of what an agent did: the owner
+				// decides whether the session ends.
+				go m.askToQuit(s, o)
+				return
+			}
+			// Nobody to ask: it ends once the agent's call that caused it
+			// has had its answer.
+			time.AfterFunc(agentQuitGrace, func() { m.EndCause(s.ID, Ended(appEnded)) })
 			return
 		}
 		go m.EndCause(s.ID, Ended(appEnded))
@@ -432,6 +438,11 @@ func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 		}
 	}
 }
+
+// agentQuitGrace is how long a session whose app quit because of an
+// agent's call, with no human to ask, goes on: the call is answered
+// before the session's endpoint closes.
+const agentQuitGrace = 500 * time.Millisecond
 
 // quitAsk bounds how long an agent-caused quit waits for the owner.
 const quitAsk = 2 * time.Minute

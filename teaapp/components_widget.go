@@ -615,7 +615,7 @@ func (w compWidget) Tools() []ui.ToolSpec {
 // input's value is never in it: its length only.
 func (w compWidget) State() any {
 	st := w.st
-	s := map[string]any{"kind": w.kind}
+	s := map[string]any{"id": w.name, "kind": w.kind}
 	switch w.kind {
 	case "textinput", "textarea":
 		if st.Password {

@@ -139,7 +139,8 @@ func (m model) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
 	case applyMsg:
 		return m.apply(msg)
 	case printedMsg:
-		h.print(string(msg))
+		h.print(msg.text)
+		msg.o.End() // the call answers once its lines are on the screen
 		return m, nil
 	case tea.InterruptMsg:
 		// ctrl+c as tea.Interrupt sends it: the program ends, as it
@@ -283,8 +284,13 @@ func (h *host) print(text string) {
 }
 
 // printedMsg is a line the program printed, intercepted from a command
-// of an agent's call (its text already given to the call's outcome).
-type printedMsg string
+// of an agent's call (its text already given to the call's outcome, o,
+// which waits until the line is folded: a screenshot after the answer
+// shows it).
+type printedMsg struct {
+	text string
+	o    *ui.Outcome
+}
 
 // track wraps a command of the program so that what it returns is seen
 // by the host first: lines printed for an agent's call go to its outcome.
@@ -296,15 +302,19 @@ func (h *host) track(cmd tea.Cmd) tea.Cmd {
 	if o == nil {
 		return cmd
 	}
-	o.Begin()
-	return func() tea.Msg {
-		defer o.End()
-		return h.intercept(cmd(), o)
-	}
+	return h.trackFor(cmd, o)
 }
 
 // intercept runs on a command's goroutine with what the command returned.
+// The command's place in o (Begin) is given back here, except for a
+// printed line, whose fold gives it back.
 func (h *host) intercept(msg tea.Msg, o *ui.Outcome) tea.Msg {
+	ended := false
+	defer func() {
+		if !ended {
+			o.End()
+		}
+	}()
 	switch v := msg.(type) {
 	case tea.BatchMsg:
 		out := make(tea.BatchMsg, len(v))
@@ -322,18 +332,25 @@ func (h *host) intercept(msg tea.Msg, o *ui.Outcome) tea.Msg {
 			}
 			return r
 		})
-		return printedMsg(text)
+		ended = true
+		return printedMsg{text: text, o: o}
 	}
 	return msg
 }
 
+// trackFor wraps cmd as one of o's: o waits for what it returns.
 func (h *host) trackFor(cmd tea.Cmd, o *ui.Outcome) tea.Cmd {
 	if cmd == nil {
 		return nil
 	}
 	o.Begin()
-	return func() tea.Msg {
-		defer o.End()
+	return func() (msg tea.Msg) {
+		defer func() {
+			if r := recover(); r != nil {
+				o.End() // the dispatcher reports the command's panic
+				panic(r)
+			}
+		}()
 		return h.intercept(cmd(), o)
 	}
 }

@@ -83,9 +83,11 @@ func TestAgentOrdersAndTheProgramQuits(t *testing.T) {
 		t.Fatalf("no live session %s", s.ID())
 	}
 	s.CallTool(Name+".list.select", map[string]any{"label": "Genmaicha"})
-	// The call's answer may be lost with the session it ended: what
-	// counts is what the program did.
-	s.Call(Name+".list.activate", nil)
+	// The session ends after the call that made the program quit is
+	// answered: the agent learns it succeeded.
+	if res, isErr := s.Call(Name+".list.activate", nil); isErr {
+		t.Fatalf("activate answered %v, want a result before the session ends", res)
+	}
 	select {
 	case <-sess.Context().Done():
 	case <-time.After(mcptest.DefaultCallTimeout):

@@ -221,7 +221,11 @@ func (c *sessionServer) widgetLabel(t toolName) string {
 func (c *sessionServer) maskedArgs(t toolName, args map[string]any) string {
 	if id, ok := t.widgetID, t.derived; ok {
 		if w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id); ok {
-			if _, secret := w.(ui.PasswordField); secret {
+			_, secret := w.(ui.PasswordField)
+			if sw, ok := w.(ui.Secret); ok && sw.HoldsSecret() {
+				secret = true
+			}
+			if secret {
 				masked := map[string]any{}
 				for k := range args {
 					masked[k] = "••••••"

@@ -115,6 +115,10 @@ func (w compWidget) Children() []ui.Node { return nil }
 // WidgetID returns the component's tool id.
 func (w compWidget) WidgetID() string { return w.name }
 
+// HoldsSecret implements ui.Secret: a password input's arguments are
+// masked in approval prompts.
+func (w compWidget) HoldsSecret() bool { return w.st.Password }
+
 // Focusable returns false: the program has its own focus.
 func (w compWidget) Focusable() bool { return false }
 

@@ -323,6 +323,9 @@ func approvedCall(t *testing.T, cs *mcp.ClientSession, owner *testkit.Term, name
 		done <- answer{text, isErr}
 	}()
 	owner.WaitFor("wants to run " + name)
+	if text, _ := args["text"].(string); text != "" && strings.Contains(name, "inputs_2") && strings.Contains(owner.Screen(), text) {
+		t.Errorf("the approval prompt shows the password:\n%s", owner.Screen())
+	}
 	testkit.Eventually(t, waitLong, func() bool { return !strings.Contains(owner.Screen(), tui.ArmingNote) }, "the prompt to arm")
 	owner.Type("y")
 	a := <-done

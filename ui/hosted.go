@@ -160,3 +160,11 @@ type Unchanging interface {
 	Node
 	Unchanged(prev Node) bool
 }
+
+// Secret is implemented by app-defined widgets that hold a secret (a
+// password input of a hosted program): the arguments of their tools are
+// masked wherever they are shown to a human, as a PasswordField's are.
+type Secret interface {
+	Widget
+	HoldsSecret() bool
+}

@@ -365,7 +365,8 @@ func (m model) View() ui.Node {
 	plain := plainText(content)
 	widgets := componentWidgets(m.inner, comps, plain, h.widgets, h.cfg)
 	focus := focusedComponent(m.inner, comps)
-	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus {
+	mouse := v.MouseMode != tea.MouseModeNone
+	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse {
 		return *h.last
 	}
 	byName := make(map[string]ui.Widget, len(widgets))
@@ -393,6 +394,7 @@ func (m model) View() ui.Node {
 		comps:   widgets,
 		focus:   focus,
 		owner:   !h.cfg.host.smallest,
+		mouse:   mouse,
 	}
 	h.last, h.lastView = s, content
 	return *s

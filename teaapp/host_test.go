@@ -378,3 +378,32 @@ func TestIdleCursorCostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// A click reaches a program that asked for mouse events, at the cell of
+// its view (the printed lines above it are not the program's), and no
+// other program.
+func TestScreenClicks(t *testing.T) {
+	s := screen{lines: []string{"row 0", "row 1"}, printed: []string{"printed"}, w: 20, h: 5, gen: 1, mouse: true}
+	st := &ui.LocalState{}
+	out := s.Render(ui.RenderContext{Width: 20, Height: 5, Local: st, Theme: ui.DefaultTheme()})
+	if !strings.HasPrefix(out, "printed\nrow 0") || st.Offset != 1 {
+		t.Fatalf("rendered %q with offset %d", out, st.Offset)
+	}
+	msgs := s.HandleEvent(ui.ClickEvent{X: 3, Y: 2}, st)
+	if len(msgs) != 2 {
+		t.Fatalf("a click gave %v", msgs)
+	}
+	if c, ok := msgs[0].(tea.MouseClickMsg); !ok || c.X != 3 || c.Y != 1 || c.Button != tea.MouseLeft {
+		t.Fatalf("the press is %#v, want a left click at 3,1 of the view", msgs[0])
+	}
+	if _, ok := msgs[1].(tea.MouseReleaseMsg); !ok {
+		t.Fatalf("no release after the press: %#v", msgs[1])
+	}
+	if got := s.HandleEvent(ui.ClickEvent{X: 3, Y: 0}, st); got != nil {
+		t.Fatalf("a click on a printed line reached the program: %v", got)
+	}
+	s.mouse = false
+	if got := s.HandleEvent(ui.ClickEvent{X: 3, Y: 2}, st); got != nil {
+		t.Fatalf("a program that asked for no mouse events got %v", got)
+	}
+}

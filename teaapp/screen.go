@@ -29,6 +29,7 @@ type screen struct {
 	focus   string
 	owner   bool   // the owner's window decides the size (else the smallest)
 	gen     uint64 // which build of the host's this is (never 0)
+	mouse   bool   // the view asked for mouse events (tea.View.MouseMode)
 }
 
 var (
@@ -62,8 +63,23 @@ func (s screen) WidgetID() string { return ScreenID }
 // Focusable is false: keys reach the program as keys no widget takes.
 func (s screen) Focusable() bool { return false }
 
-// HandleEvent takes nothing (clicks included).
-func (s screen) HandleEvent(ui.Event, *ui.LocalState) []tea.Msg { return nil }
+// HandleEvent turns a click into the program's own mouse messages when
+// its view asked for mouse events (a press and a release, at the cell of
+// the view clicked: the printed lines drawn above it, which Render counts
+// in st.Offset for this terminal, are not the program's); keys reach the
+// program as keys no widget takes.
+func (s screen) HandleEvent(ev ui.Event, st *ui.LocalState) []tea.Msg {
+	c, ok := ev.(ui.ClickEvent)
+	if !ok || !s.mouse {
+		return nil
+	}
+	y := c.Y - st.Offset
+	if y < 0 || y >= s.h || c.X < 0 || c.X >= s.w {
+		return nil
+	}
+	m := tea.Mouse{X: c.X, Y: y, Button: tea.MouseLeft}
+	return []tea.Msg{tea.MouseClickMsg(m), tea.MouseReleaseMsg(m)}
+}
 
 // Render draws the view in the terminal's rectangle: lines the program
 // printed above it where there is room, cropped to the rectangle, with a
@@ -90,6 +106,9 @@ func (s screen) Render(rc ui.RenderContext) string {
 			p = p[len(p)-room:]
 		}
 		out = append(out, p...)
+	}
+	if rc.Local != nil {
+		rc.Local.Offset = len(out) // where the view starts, for clicks
 	}
 	for _, l := range view {
 		if len(out) >= rows {

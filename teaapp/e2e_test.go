@@ -147,12 +147,18 @@ func (f form) View() tea.View {
 
 func serve(t *testing.T, app server.App) *server.Server {
 	t.Helper()
+	return serveAt(t, app, t.TempDir())
+}
+
+// serveAt serves app with its data (host key, saved sessions) in dir.
+func serveAt(t *testing.T, app server.App, dir string) *server.Server {
+	t.Helper()
 	testkit.EndToEnd(t)
 	lw := testkit.NewLogWriter(t)
 	srv, err := server.New(app, server.Options{
 		SSH:          server.SSHOptions{Addr: "127.0.0.1:0", PromptArming: 50 * time.Millisecond},
 		MCP:          server.MCPOptions{Addr: "127.0.0.1:0", ToolCallsPerSecond: 1000, ToolCallBurst: 1000},
-		DataDir:      t.TempDir(),
+		DataDir:      dir,
 		Logger:       slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		DrainTimeout: 5 * time.Second,
 	})
@@ -483,4 +489,46 @@ func TestSpinnerIsCheapForAgents(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines %s after the session ended, %d before it started:\n%s", n, waitLong, baseline, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// tally is a program whose model marshals as JSON: its sessions can be
+// saved.
+type tally struct {
+	Count int    `json:"count"`
+	Note  string `json:"note"`
+}
+
+func (m tally) Init() tea.Cmd { return nil }
+func (m tally) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "+" {
+		m.Count++
+	}
+	return m, nil
+}
+func (m tally) View() tea.View { return tea.NewView(fmt.Sprintf("tally %d", m.Count)) }
+
+// A hosted program with a codec is saved and restored: after a restart
+// its owner resumes it as it was, and it goes on.
+func TestHostedSessionSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	app := teaapp.New("tally", func(ui.Identity) tea.Model { return tally{} }, teaapp.Snapshots[tally](1))
+	srv := serveAt(t, app, dir)
+	key := testkit.NewKey(t)
+	owner := testkit.RunSized(t, srv.SSHAddr(), "alice", key, "", 100, 30)
+	owner.WaitFor("tally 0")
+	owner.Type("+++")
+	owner.WaitFor("tally 3")
+	id := onlySession(t, srv).ID
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+
+	srv2 := serveAt(t, app, dir)
+	back := testkit.RunSized(t, srv2.SSHAddr(), "alice", key, "resume "+id, 100, 30)
+	back.WaitFor("tally 3")
+	back.Type("+")
+	back.WaitFor("tally 4")
 }

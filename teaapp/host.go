@@ -361,10 +361,13 @@ func (m model) View() ui.Node {
 	h := m.h
 	v := m.inner.View()
 	content := v.Content
-	comps := discover(m.inner, h.cfg)
+	// The components are read through one addressable copy of a value
+	// model, made once here rather than once per component.
+	read := readable(m.inner)
+	comps := discover(read, h.cfg)
 	plain := plainText(content)
-	widgets := componentWidgets(m.inner, comps, plain, h.widgets, h.cfg)
-	focus := focusedComponent(m.inner, comps)
+	widgets := componentWidgets(read, comps, plain, h.widgets, h.cfg)
+	focus := focusedComponent(read, comps)
 	mouse := v.MouseMode != tea.MouseModeNone
 	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse {
 		return *h.last
@@ -398,6 +401,22 @@ func (m model) View() ui.Node {
 	}
 	h.last, h.lastView = s, content
 	return *s
+}
+
+// readable returns m for reading its components: a pointer model as it
+// is, a value model as a pointer to a copy of it (whose method set is the
+// value's too), so that each read need not copy it again.
+func readable(m tea.Model) tea.Model {
+	rv := reflect.ValueOf(m)
+	if rv.Kind() == reflect.Pointer {
+		return m
+	}
+	p := reflect.New(rv.Type())
+	p.Elem().Set(rv)
+	if pm, ok := p.Interface().(tea.Model); ok {
+		return pm
+	}
+	return m
 }
 
 // noteSensitive records the components whose tools are sensitive, for the

@@ -532,3 +532,33 @@ func TestHostedSessionSurvivesRestart(t *testing.T) {
 	back.Type("+")
 	back.WaitFor("tally 4")
 }
+
+// fullscreen draws in the alternate screen and quits on "q".
+type fullscreen struct{}
+
+func (fullscreen) Init() tea.Cmd { return nil }
+func (f fullscreen) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "q" {
+		return f, tea.Quit
+	}
+	return f, nil
+}
+func (fullscreen) View() tea.View {
+	v := tea.NewView("FULLSCREEN-VIEW")
+	v.AltScreen = true
+	return v
+}
+
+// A program in the alternate screen leaves nothing on the main screen when
+// it quits (the picker, inline, leaves its goodbye).
+func TestAltScreenProgramLeavesNothing(t *testing.T) {
+	srv := serve(t, teaapp.New("full", func(ui.Identity) tea.Model { return fullscreen{} }))
+	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
+	human.WaitFor("FULLSCREEN-VIEW")
+	human.Type("q")
+	human.WaitExit()
+	time.Sleep(200 * time.Millisecond) // the last bytes written are read
+	if strings.Contains(human.Screen(), "FULLSCREEN-VIEW") {
+		t.Fatalf("an alternate-screen program left its view on the main screen:\n%s", human.Screen())
+	}
+}

@@ -369,7 +369,7 @@ func (m model) View() ui.Node {
 	widgets := componentWidgets(read, comps, plain, h.widgets, h.cfg)
 	focus := focusedComponent(read, comps)
 	mouse := v.MouseMode != tea.MouseModeNone
-	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse {
+	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse && v.AltScreen == h.last.alt {
 		return *h.last
 	}
 	byName := make(map[string]ui.Widget, len(widgets))
@@ -398,6 +398,7 @@ func (m model) View() ui.Node {
 		focus:   focus,
 		owner:   !h.cfg.host.smallest,
 		mouse:   mouse,
+		alt:     v.AltScreen,
 	}
 	h.last, h.lastView = s, content
 	return *s

@@ -30,7 +30,13 @@ type screen struct {
 	owner   bool   // the owner's window decides the size (else the smallest)
 	gen     uint64 // which build of the host's this is (never 0)
 	mouse   bool   // the view asked for mouse events (tea.View.MouseMode)
+	alt     bool   // the view is in the alternate screen (tea.View.AltScreen)
 }
+
+// AltScreen reports whether the program draws in the alternate screen: its
+// last view then goes with it when the session ends, as it would from a
+// terminal of its own.
+func (s screen) AltScreen() bool { return s.alt }
 
 var (
 	_ ui.Hosted     = screen{}

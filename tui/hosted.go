@@ -73,8 +73,9 @@ func (m *Model) hostedFocus() (string, bool) {
 
 // lastWords is what a hosted program leaves on the main screen when its
 // session ended, as a program of its own does when it quits: its final
-// view (the latest snapshot's), "" for any other app or while the session
-// goes on (a terminal that only leaves takes nothing with it).
+// view (the latest snapshot's), "" for a program in the alternate screen,
+// for any other app or while the session goes on (a terminal that only
+// leaves takes nothing with it).
 func (m *Model) lastWords() string {
 	if m.sess.Context().Err() == nil {
 		return ""
@@ -82,6 +83,9 @@ func (m *Model) lastWords() string {
 	tree := m.sess.Dispatcher.Snapshot().Tree
 	if !ui.IsHosted(tree) {
 		return ""
+	}
+	if a, ok := tree.(interface{ AltScreen() bool }); ok && a.AltScreen() {
+		return "" // an alternate screen's view leaves with it
 	}
 	var out string
 	_ = m.sess.Guard().Do(metrics.HookRender, "", func() {

@@ -852,7 +852,7 @@ func TestOnScreen(t *testing.T) {
 		{"   \n ", false}, // blank
 		{"x\n> hello", true},
 	} {
-		if got := onScreen(c.view, screen); got != c.want {
+		if got, _ := onScreen(c.view, screen); got != c.want {
 			t.Errorf("onScreen(%q) = %v, want %v", c.view, got, c.want)
 		}
 	}

@@ -101,6 +101,11 @@ type compWidget struct {
 	sensitive bool
 	st        compState
 	extra     []ui.ToolSpec // WithAction's specs (shared, never changed)
+	// seen is the line of the component's view found on the screen when
+	// it was last drawn: while its state stays the same and the screen
+	// still shows that line, it is shown without drawing it again. Not
+	// part of SameAs.
+	seen string
 }
 
 // compWidget is a ToolProvider and a Comparer.
@@ -158,15 +163,22 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 		if err != nil {
 			continue
 		}
-		if !shown(c, screen) {
-			continue
-		}
 		w := compWidget{name: f.Name, kind: f.Kind, sensitive: opts.isSensitive(f)}
 		var before *compState
-		if p, ok := prev[f.Name].(compWidget); ok && p.kind == f.Kind {
+		p, hadPrev := prev[f.Name].(compWidget)
+		if hadPrev && p.kind == f.Kind {
 			before = &p.st
 		}
 		w.st = snapshot(c, f, &opts, before)
+		if hadPrev && p.seen != "" && strings.Contains(screen, p.seen) && reflect.DeepEqual(p.st, w.st) {
+			w.seen = p.seen // unchanged and still there: not drawn again
+		} else {
+			ok, line := shown(c, screen)
+			if !ok {
+				continue
+			}
+			w.seen = line
+		}
 		if w.st.Password {
 			w.sensitive = true
 		}
@@ -184,29 +196,29 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 
 // shown reports whether the screen shows the component c: one of the
 // first lines of its own view (trimmed, ANSI stripped) is on it.
-func shown(c any, screen string) bool {
+func shown(c any, screen string) (bool, string) {
 	var view string
 	switch c := c.(type) {
 	case textinput.Model:
 		view = c.View()
 		if strings.TrimSpace(ansi.Strip(view)) == "" {
-			return c.Focused()
+			return c.Focused(), ""
 		}
 	case textarea.Model:
 		view = c.View()
 		if strings.TrimSpace(ansi.Strip(view)) == "" {
-			return c.Focused()
+			return c.Focused(), ""
 		}
 	case list.Model:
 		// Its View draws every page's dot: costly for long lists. Its
 		// title, or the selected item as its delegate draws it, tells.
-		if c.ShowTitle() && strings.TrimSpace(c.Title) != "" && strings.Contains(screen, strings.TrimSpace(c.Title)) {
-			return true
+		if title := strings.TrimSpace(c.Title); c.ShowTitle() && title != "" && strings.Contains(screen, title) {
+			return true, title
 		}
 		items := c.VisibleItems()
 		if i := c.Index(); i >= 0 && i < len(items) {
 			if first := itemFirstLine(c, listDelegate(c), i, items[i]); first != "" {
-				return strings.Contains(screen, first)
+				return strings.Contains(screen, first), first
 			}
 		}
 		view = c.View()
@@ -223,24 +235,24 @@ func shown(c any, screen string) bool {
 	case progress.Model:
 		// A program that draws with ViewAs leaves Percent at 0: look for
 		// the bar's own characters too.
-		if onScreen(c.View(), screen) {
-			return true
+		if ok, line := onScreen(c.View(), screen); ok {
+			return true, line
 		}
 		return strings.Contains(screen, strings.Repeat(string(c.Full), 3)) ||
-			strings.Contains(screen, strings.Repeat(string(c.Empty), 3))
+			strings.Contains(screen, strings.Repeat(string(c.Empty), 3)), ""
 	case help.Model:
 		// help draws the bindings its program passes to View: none are
 		// stored. Its separators show it.
-		return strings.Contains(screen, strings.TrimSpace(c.ShortSeparator)) && strings.TrimSpace(c.ShortSeparator) != ""
+		return strings.Contains(screen, strings.TrimSpace(c.ShortSeparator)) && strings.TrimSpace(c.ShortSeparator) != "", ""
 	default:
-		return false
+		return false, ""
 	}
 	return onScreen(view, screen)
 }
 
 // onScreen reports whether one of the first non-blank lines of view, of
 // at least two runes or the only one, trimmed, is a substring of screen.
-func onScreen(view, screen string) bool {
+func onScreen(view, screen string) (bool, string) {
 	lines := strings.Split(ansi.Strip(view), "\n")
 	var cands []string
 	for _, l := range lines {
@@ -261,10 +273,10 @@ func onScreen(view, screen string) bool {
 	}
 	for _, l := range cands {
 		if (len([]rune(l)) >= 2 || len(cands) == 1) && strings.Contains(screen, l) {
-			return true
+			return true, l
 		}
 	}
-	return false
+	return false, ""
 }
 
 // snapshot copies the state of c, the component f; before is the state

@@ -97,7 +97,8 @@ type host struct {
 	last     *screen
 	lastView string
 	widgets  map[string]ui.Widget
-	builds   uint64 // screens built (screen.gen)
+	builds   uint64        // screens built (screen.gen)
+	readBuf  reflect.Value // the copy a value model is read through (readable)
 }
 
 func newModel(ident ui.Identity, inner tea.Model, cfg *config) model {
@@ -363,7 +364,7 @@ func (m model) View() ui.Node {
 	content := v.Content
 	// The components are read through one addressable copy of a value
 	// model, made once here rather than once per component.
-	read := readable(m.inner)
+	read := h.readable(m.inner)
 	comps := discover(read, h.cfg)
 	plain := plainText(content)
 	widgets := componentWidgets(read, comps, plain, h.widgets, h.cfg)
@@ -406,15 +407,19 @@ func (m model) View() ui.Node {
 
 // readable returns m for reading its components: a pointer model as it
 // is, a value model as a pointer to a copy of it (whose method set is the
-// value's too), so that each read need not copy it again.
-func readable(m tea.Model) tea.Model {
+// value's too), so that each read need not copy it again. The copy is
+// made into the same buffer every time (h.readBuf): what the widgets keep
+// of it is copied out of it first.
+func (h *host) readable(m tea.Model) tea.Model {
 	rv := reflect.ValueOf(m)
 	if rv.Kind() == reflect.Pointer {
 		return m
 	}
-	p := reflect.New(rv.Type())
-	p.Elem().Set(rv)
-	if pm, ok := p.Interface().(tea.Model); ok {
+	if !h.readBuf.IsValid() || h.readBuf.Elem().Type() != rv.Type() {
+		h.readBuf = reflect.New(rv.Type())
+	}
+	h.readBuf.Elem().Set(rv)
+	if pm, ok := h.readBuf.Interface().(tea.Model); ok {
 		return pm
 	}
 	return m

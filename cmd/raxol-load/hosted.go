@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -32,8 +33,20 @@ func serveHosted(args []string) error {
 	sshAddr := fs.String("ssh", "127.0.0.1:2600", "SSH listen address")
 	httpAddr := fs.String("http", "127.0.0.1:8600", "HTTP listen address (sessions' MCP, /metrics)")
 	dataDir := fs.String("data-dir", "", "data directory (host key); default: a temporary one")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	dir := *dataDir
 	if dir == "" {

@@ -200,6 +200,13 @@ func shown(c any, screen string) (bool, string) {
 	var view string
 	switch c := c.(type) {
 	case textinput.Model:
+		// Its prompt and value, as it draws them when they fit, tell
+		// without drawing it (a value that scrolls is drawn below).
+		if v := c.Value(); c.EchoMode == textinput.EchoNormal && v != "" && (c.Width() <= 0 || len(v) < c.Width()) {
+			if line := strings.TrimSpace(ansi.Strip(c.Prompt) + v); line != "" && strings.Contains(screen, line) {
+				return true, line
+			}
+		}
 		view = c.View()
 		if strings.TrimSpace(ansi.Strip(view)) == "" {
 			return c.Focused(), ""

@@ -383,15 +383,17 @@ func (m model) View() ui.Node {
 	}
 	h.widgets = byName
 	h.builds++
-	lines := []string(nil)
+	var lines []string
+	var widths []int
 	if h.last != nil && content == h.lastView {
-		lines = h.last.lines // immutable: shared by the builds
+		lines, widths = h.last.lines, h.last.widths // immutable: shared by the builds
 	} else {
-		lines = screenLines(content)
+		lines, widths = screenLines(content)
 	}
 	s := &screen{
 		gen:     h.builds,
 		lines:   lines,
+		widths:  widths,
 		printed: append([]string(nil), h.printed...),
 		w:       h.w,
 		h:       h.h,

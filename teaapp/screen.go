@@ -23,6 +23,7 @@ const ScreenID = "program"
 // the components it shows. It is immutable once built.
 type screen struct {
 	lines   []string // the view's lines: SGR and OSC 8 only
+	widths  []int    // the cells each of lines takes
 	printed []string // lines the program printed, oldest first
 	w, h    int      // the size the program is drawn at
 	comps   []ui.Widget
@@ -116,16 +117,25 @@ func (s screen) Render(rc ui.RenderContext) string {
 	if rc.Local != nil {
 		rc.Local.Offset = len(out) // where the view starts, for clicks
 	}
-	for _, l := range view {
-		if len(out) >= rows {
-			break
-		}
-		out = append(out, l)
-	}
-	for i, l := range out {
+	for i, l := range out { // printed lines
 		if ansi.StringWidth(l) > w {
 			out[i] = ansi.Truncate(l, w, "")
 		}
+	}
+	for i, l := range view {
+		if len(out) >= rows {
+			break
+		}
+		wide := false
+		if i < len(s.widths) {
+			wide = s.widths[i] > w
+		} else {
+			wide = ansi.StringWidth(l) > w
+		}
+		if wide {
+			l = ansi.Truncate(l, w, "")
+		}
+		out = append(out, l)
 	}
 	if cropped {
 		who := "the owner's window"
@@ -139,17 +149,19 @@ func (s screen) Render(rc ui.RenderContext) string {
 }
 
 // screenLines splits a view into clean lines (see cleanLine), at most
-// maxLines of them.
-func screenLines(content string) []string {
+// maxLines of them, and the cells each takes.
+func screenLines(content string) ([]string, []int) {
 	raw := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
 	if len(raw) > maxLines {
 		raw = raw[:maxLines]
 	}
 	out := make([]string, len(raw))
+	widths := make([]int, len(raw))
 	for i, l := range raw {
 		out[i] = cleanLine(l)
+		widths[i] = ansi.StringWidth(out[i])
 	}
-	return out
+	return out, widths
 }
 
 // cleanLine keeps of a line of a program's view only what may reach a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/filepicker"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/list"
 	"charm.land/bubbles/v2/paginator"
 	"charm.land/bubbles/v2/table"
@@ -196,6 +197,51 @@ func applyExtra(m tea.Model, x extraAction, args map[string]any, step stepFunc, 
 		return next, nil, fmt.Errorf("%s.%s: %w", a.Component, a.Action, err)
 	}
 	return next, result, nil
+}
+
+// move is how an action moves a component's position (a list's selection,
+// a table's cursor, a viewport's top line, a paginator's page) from cur to
+// target: forward or back presses of the component's own keys, as a human
+// would, or, where keys cannot (more than maxPresses, no key bound, or
+// keys not allowed), set. Then it reads the component again, checks the
+// position with at and returns it with how it moved. what names the
+// position in the error ("the cursor is at row %d, not %d").
+type move struct {
+	cur, target   int
+	forward, back key.Binding
+	keys          bool   // keys may be used (a table only takes them focused)
+	setHow        string // what "how" says when it was set
+	set           func(ptr any) error
+	at            func(c any) int
+	what          string
+}
+
+func (a *actor) move(m move) (c any, how string, err error) {
+	how = "keys"
+	fwd, okF := bindingKey(m.forward)
+	bk, okB := bindingKey(m.back)
+	d := m.target - m.cur
+	switch {
+	case m.keys && d > 0 && d <= maxPresses && okF:
+		a.press(fwd, d)
+	case m.keys && d < 0 && -d <= maxPresses && okB:
+		a.press(bk, -d)
+	default:
+		how = m.setHow
+		if err := a.set(m.set); err != nil {
+			return nil, "", err
+		}
+	}
+	if c, err = a.get(); err != nil {
+		return nil, "", err
+	}
+	if got := m.at(c); got != m.target {
+		if got == m.cur {
+			return nil, "", a.errIgnored()
+		}
+		return nil, "", fmt.Errorf(m.what, got, m.target)
+	}
+	return c, how, nil
 }
 
 // typeInto replaces an input's content with text: with keys when the
@@ -431,30 +477,14 @@ func (a *actor) listSelect(args map[string]any, activate bool) (any, error) {
 	}
 	how := "keys"
 	if cur := l.Index(); cur != target {
-		down, okD := bindingKey(l.KeyMap.CursorDown)
-		up, okU := bindingKey(l.KeyMap.CursorUp)
-		d := target - cur
-		switch {
-		case d > 0 && d <= maxPresses && okD:
-			a.press(down, d)
-		case d < 0 && -d <= maxPresses && okU:
-			a.press(up, -d)
-		default:
-			how = "set (too far for keys)"
-			if err := a.set(func(p any) error { p.(*list.Model).Select(target); return nil }); err != nil {
-				return nil, err
-			}
-		}
-		if c, err = a.get(); err != nil {
+		if c, how, err = a.move(move{cur: cur, target: target, forward: l.KeyMap.CursorDown, back: l.KeyMap.CursorUp, keys: true,
+			setHow: "set (too far for keys)",
+			set:    func(p any) error { p.(*list.Model).Select(target); return nil },
+			at:     func(c any) int { return c.(list.Model).Index() },
+			what:   "the selection is at index %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
 		l = c.(list.Model)
-		if got := l.Index(); got != target {
-			if got == cur {
-				return nil, a.errIgnored()
-			}
-			return nil, fmt.Errorf("the selection is at index %d, not %d, after the keys", got, target)
-		}
 	}
 	label := itemLabel(l, listDelegate(l), target, l.VisibleItems()[target])
 	r := map[string]any{"index": target, "label": label, "how": how}
@@ -557,30 +587,14 @@ func (a *actor) tableSelect(args map[string]any, activate bool) (any, error) {
 	}
 	how := "keys"
 	if cur := t.Cursor(); cur != target {
-		down, okD := bindingKey(t.KeyMap.LineDown)
-		up, okU := bindingKey(t.KeyMap.LineUp)
-		d := target - cur
-		switch {
-		case t.Focused() && d > 0 && d <= maxPresses && okD:
-			a.press(down, d)
-		case t.Focused() && d < 0 && -d <= maxPresses && okU:
-			a.press(up, -d)
-		default:
-			how = "set (the table is not focused or the row too far for keys)"
-			if err := a.set(func(p any) error { p.(*table.Model).SetCursor(target); return nil }); err != nil {
-				return nil, err
-			}
-		}
-		if c, err = a.get(); err != nil {
+		if c, how, err = a.move(move{cur: cur, target: target, forward: t.KeyMap.LineDown, back: t.KeyMap.LineUp, keys: t.Focused(),
+			setHow: "set (the table is not focused or the row too far for keys)",
+			set:    func(p any) error { p.(*table.Model).SetCursor(target); return nil },
+			at:     func(c any) int { return c.(table.Model).Cursor() },
+			what:   "the cursor is at row %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
 		t = c.(table.Model)
-		if got := t.Cursor(); got != target {
-			if got == cur {
-				return nil, a.errIgnored()
-			}
-			return nil, fmt.Errorf("the cursor is at row %d, not %d, after the keys", got, target)
-		}
 	}
 	r := map[string]any{"index": target, "row": append([]string(nil), t.Rows()[target]...), "how": how}
 	if activate {
@@ -622,30 +636,14 @@ func (a *actor) scroll(args map[string]any, by bool) (any, error) {
 	}
 	how := "keys"
 	if target != cur {
-		down, okD := bindingKey(v.KeyMap.Down)
-		up, okU := bindingKey(v.KeyMap.Up)
-		d := target - cur
-		switch {
-		case d > 0 && d <= maxPresses && okD:
-			a.press(down, d)
-		case d < 0 && -d <= maxPresses && okU:
-			a.press(up, -d)
-		default:
-			how = "set (too far for keys)"
-			if err := a.set(func(p any) error { p.(*viewport.Model).SetYOffset(target); return nil }); err != nil {
-				return nil, err
-			}
-		}
-		if c, err = a.get(); err != nil {
+		if c, how, err = a.move(move{cur: cur, target: target, forward: v.KeyMap.Down, back: v.KeyMap.Up, keys: true,
+			setHow: "set (too far for keys)",
+			set:    func(p any) error { p.(*viewport.Model).SetYOffset(target); return nil },
+			at:     func(c any) int { vp := c.(viewport.Model); return vp.YOffset() },
+			what:   "the view's top line is %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
 		v = c.(viewport.Model)
-		if got := v.YOffset(); got != target {
-			if got == cur {
-				return nil, a.errIgnored()
-			}
-			return nil, fmt.Errorf("the view's top line is %d, not %d, after the keys", got, target)
-		}
 	}
 	return map[string]any{"y_offset": target, "total_lines": v.TotalLineCount(), "at_bottom": v.AtBottom(), "how": how}, nil
 }
@@ -667,28 +665,12 @@ func (a *actor) goToPage(args map[string]any) (any, error) {
 	}
 	how := "keys"
 	if cur := p.Page; cur != target {
-		next, okN := bindingKey(p.KeyMap.NextPage)
-		prev, okP := bindingKey(p.KeyMap.PrevPage)
-		d := target - cur
-		switch {
-		case d > 0 && d <= maxPresses && okN:
-			a.press(next, d)
-		case d < 0 && -d <= maxPresses && okP:
-			a.press(prev, -d)
-		default:
-			how = "set (too far for keys)"
-			if err := a.set(func(ptr any) error { ptr.(*paginator.Model).Page = target; return nil }); err != nil {
-				return nil, err
-			}
-		}
-		if c, err = a.get(); err != nil {
+		if _, how, err = a.move(move{cur: cur, target: target, forward: p.KeyMap.NextPage, back: p.KeyMap.PrevPage, keys: true,
+			setHow: "set (too far for keys)",
+			set:    func(ptr any) error { ptr.(*paginator.Model).Page = target; return nil },
+			at:     func(c any) int { return c.(paginator.Model).Page },
+			what:   "the paginator is on page %d, not %d, after the keys"}); err != nil {
 			return nil, err
-		}
-		if got := c.(paginator.Model).Page; got != target {
-			if got == cur {
-				return nil, a.errIgnored()
-			}
-			return nil, fmt.Errorf("the paginator is on page %d, not %d, after the keys", got, target)
 		}
 	}
 	return map[string]any{"page": target, "how": how}, nil

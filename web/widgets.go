@@ -367,7 +367,7 @@ func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level 
 		}
 		r.elem("span", text, "class", "raxol-tree-label", "id", part(t.ID, p+"-label"))
 		if n.Expanded && len(n.Children) > 0 && level <= maxDepth {
-			r.open("ul", "role", "group")
+			r.open("ul", "role", "group", "aria-labelledby", part(t.ID, p+"-label"))
 			r.treeNodes(t, n.Children, p, level+1, count)
 			r.close("ul")
 		}
@@ -430,7 +430,11 @@ func (r *renderer) scrubber(s ui.Scrubber, label string) {
 func (r *renderer) modal(m ui.Modal, depth int) {
 	if !m.Visible {
 		// Closed and empty, but addressable: opening it replaces it.
-		r.open("dialog", r.rootAttrs(m, "raxol-modal")...)
+		name := oneLine(m.Title)
+		if name == "" {
+			name = oneLine(m.ID)
+		}
+		r.open("dialog", r.rootAttrs(m, "raxol-modal", "aria-label", name)...)
 		r.close("dialog")
 		return
 	}
@@ -484,9 +488,10 @@ func (r *renderer) figure(w ui.Widget, title, label string) {
 	r.close("pre")
 }
 
-// head writes a chart's data table's start and header row.
-func (r *renderer) head(titles ...string) {
-	r.open("table", "class", "raxol-chart-data")
+// head writes a chart's data table's start and header row; the table is
+// named by the figure's caption.
+func (r *renderer) head(w ui.Widget, titles ...string) {
+	r.open("table", "class", "raxol-chart-data", "aria-labelledby", part(w.WidgetID(), "caption"))
 	r.open("thead")
 	r.open("tr")
 	for _, t := range titles {
@@ -518,7 +523,7 @@ func (r *renderer) endFigure(shown, total int, what string) {
 
 func (r *renderer) barChart(c ui.BarChart, label string) {
 	r.figure(c, c.Title, label)
-	r.head("Bar", "Value")
+	r.head(c, "Bar", "Value")
 	n := min(len(c.Bars), r.opts.MaxRows)
 	for i := 0; i < n && !r.full(); i++ {
 		r.cells(c.Bars[i].Label, num(c.Bars[i].Value))
@@ -535,7 +540,7 @@ func (r *renderer) lineChart(c ui.LineChart, label string) {
 		titles = append(titles, s.Name)
 		total = max(total, len(s.Values))
 	}
-	r.head(titles...)
+	r.head(c, titles...)
 	n := min(total, r.opts.MaxRows)
 	for i := 0; i < n && !r.full(); i++ {
 		row := []string{strconv.Itoa(i + 1)}
@@ -553,7 +558,7 @@ func (r *renderer) lineChart(c ui.LineChart, label string) {
 
 func (r *renderer) scatterChart(c ui.ScatterChart, label string) {
 	r.figure(c, c.Title, label)
-	r.head("Series", "X", "Y")
+	r.head(c, "Series", "X", "Y")
 	shown, total := 0, 0
 	for _, s := range c.Series {
 		total += len(s.Points)

@@ -9,8 +9,14 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
+// fataler is what parse needs of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 // parse parses a fragment as the children of a <body>, under one root.
-func parse(t testing.TB, b []byte) *html.Node {
+func parse(t fataler, b []byte) *html.Node {
 	t.Helper()
 	nodes, err := html.ParseFragment(bytes.NewReader(b), &html.Node{Type: html.ElementNode, Data: "body", DataAtom: atom.Body})
 	if err != nil {

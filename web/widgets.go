@@ -585,8 +585,8 @@ func (r *renderer) custom(w ui.Widget, label string) {
 		return
 	}
 	aria := oneLine(ui.Label(w))
-	if label != "" && aria == oneLine(w.WidgetID()) {
-		aria = label
+	if aria == "" || label != "" && aria == oneLine(w.WidgetID()) {
+		aria = name(w, label)
 	}
 	r.open("div", r.rootAttrs(w, "raxol-custom", "role", "group", "aria-label", aria)...)
 	r.open("pre", "class", "raxol-drawn")

@@ -231,3 +231,28 @@ func TestDemoEveryWidgetIsNamedAndAddressable(t *testing.T) {
 		})
 	}
 }
+
+func TestHighlightFollowsTheTerminal(t *testing.T) {
+	view := fold(t, demo.New(), ui.RowSelected{ID: demo.IDTable, Index: 2}).View()
+	st := &ui.LocalState{Row: 5, Offset: 3}
+	before := *st
+	local := func(id string) *ui.LocalState {
+		if id == demo.IDTable {
+			return st
+		}
+		return nil
+	}
+	root := parse(t, Render(view, Options{Local: local, Width: 40}))
+	el := byDataID(t, root, demo.IDTable)
+	hl := elements(el, func(n *html.Node) bool { return attrIs(n, "data-highlighted", "true") })
+	if len(hl) != 1 || !attrIs(hl[0], "data-index", "5") {
+		t.Fatalf("%d rows highlighted, want row 5", len(hl))
+	}
+	sel := elements(el, func(n *html.Node) bool { return attrIs(n, "aria-selected", "true") })
+	if len(sel) != 1 || !attrIs(sel[0], "data-index", "2") {
+		t.Fatal("the selection is not row 2")
+	}
+	if *st != before {
+		t.Errorf("Render changed the terminal's state: %+v, was %+v", *st, before)
+	}
+}

@@ -42,6 +42,36 @@ func (r *renderer) width() int {
 	return DefaultWidth
 }
 
+// highlight is the row (or item, or option) a terminal highlights in
+// the widget id, from Options.Local, or -1: the human's arrow keys move it
+// without telling the app.
+func (r *renderer) highlight(id string, n int) int {
+	if r.opts.Local == nil || n == 0 {
+		return -1
+	}
+	st := r.opts.Local(id)
+	if st == nil {
+		return -1
+	}
+	return min(max(st.Row, 0), n-1)
+}
+
+// mark is data-highlighted's value for row i of highlight h.
+func mark(i, h int) string {
+	if i == h {
+		return "true"
+	}
+	return ""
+}
+
+// around is the row a window centres on: the highlight, else sel.
+func around(h, sel int) int {
+	if h >= 0 {
+		return h
+	}
+	return sel
+}
+
 // window is the range of at most limit of n rows to write, around sel.
 func window(n, sel, limit int) (start, end int) {
 	if n <= limit {
@@ -193,14 +223,15 @@ func (r *renderer) labelled(w ui.Widget, lbl, label string) []string {
 func (r *renderer) selectList(s ui.SelectList, label string) {
 	r.open("div", r.rootAttrs(s, "raxol-selectlist")...)
 	attrs := append([]string{"role", "listbox", "tabindex", "0", "aria-disabled", disabled(s.Disabled)}, r.labelled(s, s.Label, label)...)
-	if s.Selected >= 0 && s.Selected < len(s.Options) {
-		attrs = append(attrs, "aria-activedescendant", part(s.ID, "opt-"+strconv.Itoa(s.Selected)))
+	h := r.highlight(s.ID, len(s.Options))
+	start, end := window(len(s.Options), around(h, s.Selected), r.opts.MaxRows)
+	if a := around(h, s.Selected); a >= start && a < end {
+		attrs = append(attrs, "aria-activedescendant", part(s.ID, "opt-"+strconv.Itoa(a)))
 	}
 	r.open("ul", attrs...)
-	start, end := window(len(s.Options), s.Selected, r.opts.MaxRows)
 	for i := start; i < end && !r.full(); i++ {
 		r.elem("li", s.Options[i], "role", "option", "id", part(s.ID, "opt-"+strconv.Itoa(i)),
-			"data-index", strconv.Itoa(i), "aria-selected", boolStr(i == s.Selected))
+			"data-index", strconv.Itoa(i), "aria-selected", boolStr(i == s.Selected), "data-highlighted", mark(i, h))
 	}
 	r.close("ul")
 	r.note(end-start, len(s.Options), "options")
@@ -252,7 +283,7 @@ func (r *renderer) menu(m ui.Menu, label string) {
 	r.open("div", r.rootAttrs(m, "raxol-menu")...)
 	r.open("ul", "role", "menu", "aria-label", name(m, label), "aria-disabled", disabled(m.Disabled))
 	count := 0
-	r.menuItems(m, m.Items, "item", 0, &count)
+	r.menuItems(m, m.Items, "item", 0, &count, r.highlight(m.ID, r.opts.MaxRows))
 	r.close("ul")
 	if count >= r.opts.MaxRows {
 		r.elem("p", "More items not shown", "class", "raxol-note", "role", "note")
@@ -260,7 +291,7 @@ func (r *renderer) menu(m ui.Menu, label string) {
 	r.close("div")
 }
 
-func (r *renderer) menuItems(m ui.Menu, items []ui.MenuItem, path string, depth int, count *int) {
+func (r *renderer) menuItems(m ui.Menu, items []ui.MenuItem, path string, depth int, count *int, h int) {
 	for i, it := range items {
 		if *count >= r.opts.MaxRows || r.full() {
 			return
@@ -275,7 +306,8 @@ func (r *renderer) menuItems(m ui.Menu, items []ui.MenuItem, path string, depth 
 		}
 		r.open("li", "role", "none")
 		attrs := []string{"type", "button", "role", "menuitem", "id", part(m.ID, p), "data-item", oneLine(it.ID),
-			"tabindex", tabindex(*count == 1), "aria-label", aria, "disabled", flag(it.Disabled || m.Disabled)}
+			"tabindex", tabindex(*count == 1), "aria-label", aria, "disabled", flag(it.Disabled || m.Disabled),
+			"data-highlighted", mark(*count-1, h)}
 		if sub {
 			attrs = append(attrs, "aria-haspopup", "menu", "aria-expanded", "true")
 		}
@@ -284,7 +316,7 @@ func (r *renderer) menuItems(m ui.Menu, items []ui.MenuItem, path string, depth 
 		r.close("button")
 		if sub {
 			r.open("ul", "role", "menu", "aria-label", text)
-			r.menuItems(m, it.Children, p, depth+1, count)
+			r.menuItems(m, it.Children, p, depth+1, count, h)
 			r.close("ul")
 		}
 		r.close("li")
@@ -311,9 +343,11 @@ func (r *renderer) table(t ui.Table, label string) {
 	r.close("tr")
 	r.close("thead")
 	r.open("tbody")
-	start, end := window(len(t.Rows), t.Selected, r.opts.MaxRows)
+	h := r.highlight(t.ID, len(t.Rows))
+	start, end := window(len(t.Rows), around(h, t.Selected), r.opts.MaxRows)
 	for i := start; i < end && !r.full(); i++ {
-		r.open("tr", "data-index", strconv.Itoa(i), "aria-rowindex", strconv.Itoa(i+2), "aria-selected", boolStr(i == t.Selected))
+		r.open("tr", "data-index", strconv.Itoa(i), "aria-rowindex", strconv.Itoa(i+2), "aria-selected", boolStr(i == t.Selected),
+			"data-highlighted", mark(i, h))
 		row := t.Rows[i]
 		for j := range cols {
 			cell := ""
@@ -334,7 +368,7 @@ func (r *renderer) tree(t ui.Tree, label string) {
 	r.open("div", r.rootAttrs(t, "raxol-tree")...)
 	r.open("ul", "role", "tree", "aria-label", name(t, label), "aria-disabled", disabled(t.Disabled))
 	count := 0
-	r.treeNodes(t, t.Nodes, "node", 1, &count)
+	r.treeNodes(t, t.Nodes, "node", 1, &count, r.highlight(t.ID, r.opts.MaxRows))
 	r.close("ul")
 	if count >= r.opts.MaxRows {
 		r.elem("p", "More nodes not shown", "class", "raxol-note", "role", "note")
@@ -342,7 +376,7 @@ func (r *renderer) tree(t ui.Tree, label string) {
 	r.close("div")
 }
 
-func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level int, count *int) {
+func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level int, count *int, h int) {
 	for i, n := range nodes {
 		if *count >= r.opts.MaxRows || r.full() {
 			return
@@ -360,7 +394,8 @@ func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level 
 		}
 		// The item is named by its own label, not by its children's too.
 		r.open("li", "role", "treeitem", "id", part(t.ID, p), "data-node", oneLine(n.ID), "aria-level", strconv.Itoa(level),
-			"aria-selected", boolStr(sel), "aria-expanded", expanded, "tabindex", tab, "aria-labelledby", part(t.ID, p+"-label"))
+			"aria-selected", boolStr(sel), "aria-expanded", expanded, "tabindex", tab, "aria-labelledby", part(t.ID, p+"-label"),
+			"data-highlighted", mark(*count-1, h))
 		text := oneLine(n.Label)
 		if text == "" {
 			text = oneLine(n.ID)
@@ -368,7 +403,7 @@ func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level 
 		r.elem("span", text, "class", "raxol-tree-label", "id", part(t.ID, p+"-label"))
 		if n.Expanded && len(n.Children) > 0 && level <= maxDepth {
 			r.open("ul", "role", "group", "aria-labelledby", part(t.ID, p+"-label"))
-			r.treeNodes(t, n.Children, p, level+1, count)
+			r.treeNodes(t, n.Children, p, level+1, count, h)
 			r.close("ul")
 		}
 		r.close("li")

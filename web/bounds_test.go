@@ -221,3 +221,22 @@ func TestDisabledAndFocus(t *testing.T) {
 		t.Error("RenderWidget found a widget that is not there")
 	}
 }
+
+func TestPointerWidgets(t *testing.T) {
+	view := ui.Column{Items: []ui.Node{
+		&ui.Button{ID: "b", Label: "Go"},
+		&ui.Modal{ID: "m", Title: "Sure?", Visible: true, Body: &ui.Checkbox{ID: "c", Label: "Really"}},
+		(*ui.Table)(nil),
+	}}
+	out := Render(view, Options{})
+	root := parse(t, out)
+	if el := byDataID(t, root, "b"); el.Data != "button" {
+		t.Errorf("a *ui.Button is a <%s>", el.Data)
+	}
+	if el := byDataID(t, root, "m"); el.Data != "dialog" {
+		t.Errorf("a *ui.Modal is a <%s>", el.Data)
+	}
+	if one, ok := RenderWidget(view, "c", Options{}); !ok || !bytes.Contains(out, one) {
+		t.Error("the checkbox in a *ui.Modal is not found")
+	}
+}

@@ -113,7 +113,7 @@ func locate(n ui.Node, id string, depth int, label string) (w ui.Widget, lbl str
 		if n.WidgetID() == id {
 			return n, label, true
 		}
-		if m, isModal := n.(ui.Modal); isModal && m.Visible {
+		if m, isModal := deref(n).(ui.Modal); isModal && m.Visible {
 			return locate(m.Body, id, depth+1, "")
 		}
 		return nil, "", false
@@ -236,6 +236,9 @@ func (r *renderer) close(tag string) {
 
 // text writes app text, cleaned and escaped.
 func (r *renderer) text(s string) { r.b.WriteString(esc(clean(s))) }
+
+// drawnText writes text drawn already cleaned (by drawn), escaped.
+func (r *renderer) drawnText(s string) { r.b.WriteString(esc(s)) }
 
 // line writes app text on one line, cleaned and escaped.
 func (r *renderer) line(s string) { r.b.WriteString(esc(oneLine(s))) }
@@ -380,7 +383,7 @@ func (r *renderer) hosted(h ui.Hosted) {
 	r.open("div", attrs...)
 	r.open("section", "class", "raxol-screen", "aria-label", "Screen")
 	r.open("pre")
-	r.text(screen)
+	r.drawnText(screen)
 	r.close("pre")
 	r.close("section")
 	if kids := h.Children(); len(kids) > 0 {
@@ -409,10 +412,10 @@ func (r *renderer) local(id string) *ui.LocalState {
 
 // drawn is the widget as a terminal draws it at width, as plain text.
 func (r *renderer) drawn(w ui.Widget, width int) string {
-	return clean(ui.RenderNode(w, width, ui.RenderOptions{
+	return cleanN(ui.RenderNode(w, width, ui.RenderOptions{
 		Width: width,
 		Focus: r.opts.Focus,
 		Local: r.local,
 		Theme: ui.DefaultTheme(),
-	}))
+	}), maxDrawnRunes)
 }

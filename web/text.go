@@ -12,15 +12,19 @@ import (
 
 // Bounds on single pieces of text.
 const (
-	maxTextRunes = 16384 // one text (a TextArea's value at most)
-	maxIDBytes   = 128   // a widget id kept whole in attributes
+	maxTextRunes  = 16384   // one text (a TextArea's value at most)
+	maxDrawnRunes = 1 << 18 // what a widget or a hosted screen draws
+	maxIDBytes    = 128     // a widget id kept whole in attributes
 )
 
 // clean makes app text safe to show: escape sequences stripped, invalid
 // UTF-8 replaced, control characters (but newline and tab), C1 controls and
 // bidirectional overrides dropped, and at most maxTextRunes runes kept. It
 // does not escape HTML: esc does.
-func clean(s string) string {
+func clean(s string) string { return cleanN(s, maxTextRunes) }
+
+// cleanN is clean keeping at most limit runes.
+func cleanN(s string, limit int) string {
 	if s == "" {
 		return ""
 	}
@@ -34,7 +38,7 @@ func clean(s string) string {
 		if dropped(r) {
 			continue
 		}
-		if n == maxTextRunes {
+		if n == limit {
 			b.WriteString("…")
 			break
 		}

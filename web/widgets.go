@@ -85,7 +85,7 @@ func max0(v int) int { return max(v, 0) }
 
 // widget writes one widget as the element its kind calls for.
 func (r *renderer) widget(w ui.Widget, depth int, label string) {
-	switch w := w.(type) {
+	switch w := deref(w).(type) {
 	case ui.Button:
 		r.button(w, label)
 	case ui.TextInput:
@@ -351,7 +351,7 @@ func (r *renderer) table(t ui.Table, label string) {
 		row := t.Rows[i]
 		for j := range cols {
 			cell := ""
-			if j < len(row) {
+			if j < len(row) && !r.full() { // past the bound, cells stay empty
 				cell = row[j]
 			}
 			r.elem("td", cell)
@@ -519,7 +519,7 @@ func (r *renderer) figure(w ui.Widget, title, label string) {
 	r.open("figure", r.rootAttrs(w, "raxol-chart", "aria-labelledby", part(w.WidgetID(), "caption"))...)
 	r.elem("figcaption", caption, "id", part(w.WidgetID(), "caption"))
 	r.open("pre", "class", "raxol-chart-drawing", "aria-hidden", "true")
-	r.text(r.drawn(w, r.width()))
+	r.drawnText(r.drawn(w, r.width()))
 	r.close("pre")
 }
 
@@ -625,7 +625,7 @@ func (r *renderer) custom(w ui.Widget, label string) {
 	}
 	r.open("div", r.rootAttrs(w, "raxol-custom", "role", "group", "aria-label", aria)...)
 	r.open("pre", "class", "raxol-drawn")
-	r.text(r.drawn(w, r.width()))
+	r.drawnText(r.drawn(w, r.width()))
 	r.close("pre")
 	if s, ok := w.(ui.Secret); !ok || !s.HoldsSecret() {
 		r.state(w)
@@ -665,4 +665,56 @@ func (r *renderer) state(w ui.Widget) {
 		r.elem("dd", fmt.Sprint(st[k]))
 	}
 	r.close("dl")
+}
+
+// deref is the built-in widget a pointer to one points at (its methods
+// have value receivers, so a pointer is a widget too), else w.
+func deref(w ui.Widget) ui.Widget {
+	var v ui.Widget
+	switch p := w.(type) {
+	case *ui.Button:
+		v = derefOf(p)
+	case *ui.TextInput:
+		v = derefOf(p)
+	case *ui.PasswordField:
+		v = derefOf(p)
+	case *ui.TextArea:
+		v = derefOf(p)
+	case *ui.Checkbox:
+		v = derefOf(p)
+	case *ui.SelectList:
+		v = derefOf(p)
+	case *ui.Tabs:
+		v = derefOf(p)
+	case *ui.Menu:
+		v = derefOf(p)
+	case *ui.Table:
+		v = derefOf(p)
+	case *ui.Tree:
+		v = derefOf(p)
+	case *ui.Viewport:
+		v = derefOf(p)
+	case *ui.Scrubber:
+		v = derefOf(p)
+	case *ui.Modal:
+		v = derefOf(p)
+	case *ui.BarChart:
+		v = derefOf(p)
+	case *ui.LineChart:
+		v = derefOf(p)
+	case *ui.ScatterChart:
+		v = derefOf(p)
+	}
+	if v == nil {
+		return w
+	}
+	return v
+}
+
+// derefOf is *p, or nil for a nil pointer.
+func derefOf[T ui.Widget](p *T) ui.Widget {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -7,8 +7,11 @@
 // bounds on the output.
 //
 // What flows out: an HTML5 fragment (no <html>, <head> or <body>: the page
-// shell is someone else's) from [Render], or one widget's element from
-// [RenderWidget]. Each built-in widget is the element a browser user and a
+// shell is someone else's) from [Render], or one widget's element, the
+// very bytes Render writes for it, from [RenderWidget]. Where a terminal
+// highlights a row that the app has not selected (arrow keys move it
+// locally), the row is marked data-highlighted; the app's selection is
+// aria-selected. Each built-in widget is the element a browser user and a
 // screen reader expect (a Button a <button>, a TextInput an <input> with its
 // <label>, a Table a <table> with <th scope="col"> and its selected row
 // aria-selected, Tabs a tablist, a Modal a <dialog>, a chart a <figure>

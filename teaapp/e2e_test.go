@@ -562,3 +562,32 @@ func TestAltScreenProgramLeavesNothing(t *testing.T) {
 		t.Fatalf("an alternate-screen program left its view on the main screen:\n%s", human.Screen())
 	}
 }
+
+// pointer places the terminal's real cursor where its view says.
+type pointer struct{ x int }
+
+func (pointer) Init() tea.Cmd { return nil }
+func (p pointer) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "l" {
+		p.x++
+	}
+	return p, nil
+}
+func (p pointer) View() tea.View {
+	v := tea.NewView("first line\nsecond line")
+	v.Cursor = tea.NewCursor(p.x, 1)
+	return v
+}
+
+// A program's real cursor (tea.View.Cursor) is where it puts it in each
+// terminal, and shown; moving it moves it.
+func TestRealCursorFollowsTheProgram(t *testing.T) {
+	srv := serve(t, teaapp.New("cur", func(ui.Identity) tea.Model { return pointer{x: 3} }))
+	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
+	human.WaitFor("second line")
+	testkit.Eventually(t, waitLong, func() bool { x, y, shown := human.Cursor(); return shown && x == 3 && y == 1 },
+		"the cursor at 3,1 and shown")
+	human.Type("l")
+	testkit.Eventually(t, waitLong, func() bool { x, y, shown := human.Cursor(); return shown && x == 4 && y == 1 },
+		"the cursor to move to 4,1")
+}

@@ -370,7 +370,12 @@ func (m model) View() ui.Node {
 	widgets := componentWidgets(read, comps, plain, h.widgets, h.cfg)
 	focus := focusedComponent(read, comps)
 	mouse := v.MouseMode != tea.MouseModeNone
-	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse && v.AltScreen == h.last.alt {
+	var cursor *cell
+	if v.Cursor != nil {
+		cursor = &cell{X: v.Cursor.X, Y: v.Cursor.Y}
+	}
+	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse &&
+		v.AltScreen == h.last.alt && samePoint(cursor, h.last.cursor) {
 		return *h.last
 	}
 	byName := make(map[string]ui.Widget, len(widgets))
@@ -402,6 +407,7 @@ func (m model) View() ui.Node {
 		owner:   !h.cfg.host.smallest,
 		mouse:   mouse,
 		alt:     v.AltScreen,
+		cursor:  cursor,
 	}
 	h.last, h.lastView = s, content
 	return *s
@@ -440,6 +446,10 @@ func (h *host) noteSensitive(w ui.Widget) {
 			return
 		}
 	}
+}
+
+func samePoint(a, b *cell) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 func sameWidgets(a, b []ui.Widget) bool {

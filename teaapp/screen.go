@@ -32,6 +32,18 @@ type screen struct {
 	gen     uint64 // which build of the host's this is (never 0)
 	mouse   bool   // the view asked for mouse events (tea.View.MouseMode)
 	alt     bool   // the view is in the alternate screen (tea.View.AltScreen)
+	cursor  *cell
+}
+
+// Cursor implements ui.CursorOwner: the real cursor the view places
+// (tea.View.Cursor), in the view's cells. In each terminal the printed
+// lines drawn above the view push it down (Render counts them in its local
+// state's Offset) and only the view's rows it shows can hold it (Row).
+func (s screen) Cursor() (x, y int, ok bool) {
+	if s.cursor == nil || s.cursor.X < 0 || s.cursor.Y < 0 || s.cursor.X >= s.w || s.cursor.Y >= s.h {
+		return 0, 0, false
+	}
+	return s.cursor.X, s.cursor.Y, true
 }
 
 // AltScreen reports whether the program draws in the alternate screen: its
@@ -42,7 +54,8 @@ func (s screen) AltScreen() bool { return s.alt }
 var (
 	_ ui.Hosted     = screen{}
 	_ ui.Widget     = screen{}
-	_ ui.Unchanging = screen{}
+	_ ui.Unchanging  = screen{}
+	_ ui.CursorOwner = screen{}
 )
 
 // Unchanged implements ui.Unchanging: the host hands out the same build
@@ -115,7 +128,7 @@ func (s screen) Render(rc ui.RenderContext) string {
 		out = append(out, p...)
 	}
 	if rc.Local != nil {
-		rc.Local.Offset = len(out) // where the view starts, for clicks
+		rc.Local.Offset = len(out) // where the view starts, for clicks and the cursor
 	}
 	for i, l := range out { // printed lines
 		if ansi.StringWidth(l) > w {
@@ -136,6 +149,9 @@ func (s screen) Render(rc ui.RenderContext) string {
 			l = ansi.Truncate(l, w, "")
 		}
 		out = append(out, l)
+	}
+	if rc.Local != nil {
+		rc.Local.Row = len(out) - rc.Local.Offset // the view's rows shown, for the cursor
 	}
 	if cropped {
 		who := "the owner's window"
@@ -264,3 +280,6 @@ func unsafeRune(r rune) bool {
 
 // plainText is a view without its styling, for finding what it shows.
 func plainText(content string) string { return ansi.Strip(content) }
+
+// cell is a position in the program's rectangle.
+type cell struct{ X, Y int }

@@ -97,3 +97,28 @@ func (m *Model) lastWords() string {
 	}
 	return out + "\n"
 }
+
+// programCursor is where a hosted program puts the terminal's real cursor
+// in this terminal's frame (tea.View.Cursor), or ok false: none, or not in
+// the part of the program this terminal shows. The app's frame starts at
+// the top-left cell; the root's local state says how many printed lines
+// are drawn above the view (Offset) and how many of the view's rows are
+// shown (Row).
+func (m *Model) programCursor() (x, y int, ok bool) {
+	co, isOwner := m.snap.Tree.(ui.CursorOwner)
+	w, isWidget := m.snap.Tree.(ui.Widget)
+	if !isOwner || !isWidget {
+		return 0, 0, false
+	}
+	x, y, ok = co.Cursor()
+	if !ok {
+		return 0, 0, false
+	}
+	m.mu.Lock()
+	st := *m.localLocked(w.WidgetID())
+	m.mu.Unlock()
+	if x >= m.width || y >= st.Row {
+		return 0, 0, false
+	}
+	return x, y + st.Offset, true
+}

@@ -37,6 +37,8 @@ type screen struct {
 	hasFocus bool
 	cursorX  int // where the cursor rests after the frame; -1: anywhere
 	cursorY  int
+	real     cursorAt             // a hosted program's real cursor for the next frame (-1: hidden)
+	shown    cursorAt             // the real cursor as drawn (-1: hidden)
 	scr      *uv.TerminalRenderer // nil while released
 	// frame is the buffer frames are composed in: while the terminal is
 	// busy it holds the last frame drawn, so a new frame parses only the
@@ -73,7 +75,8 @@ type screen struct {
 const minScrollRows = 3
 
 func newScreen(w io.Writer, env []string, profile colorprofile.Profile, width, height int) *screen {
-	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true, scrollFrom: minScrollRows}
+	s := &screen{w: w, env: env, profile: profile, plain: plainProfile(profile), width: max(width, 1), height: max(height, 1), dirty: true, scrollFrom: minScrollRows,
+		real: cursorAt{-1, -1}, shown: cursorAt{-1, -1}}
 	s.scr = s.newRenderer()
 	return s
 }
@@ -196,7 +199,7 @@ func (s *screen) resize(width, height int) {
 // draw shows content (at most height lines of styled text). It writes
 // nothing when the frame is unchanged.
 func (s *screen) draw(content string) error {
-	if s.closed || (!s.dirty && content == s.last) {
+	if s.closed || (!s.dirty && content == s.last && s.real == s.shown) {
 		return nil
 	}
 	// What the renderer holds now (its copy of the screen): the last
@@ -209,14 +212,30 @@ func (s *screen) draw(content string) error {
 	s.dirty = false
 	s.last = content
 	s.renderDiff(content, prev)
-	if s.cursorX >= 0 {
+	switch {
+	case s.real.x >= 0 && !s.plain:
+		s.scr.MoveTo(s.real.x, s.real.y)
+	case s.cursorX >= 0:
 		s.scr.MoveTo(s.cursorX, s.cursorY)
 	}
 	if err := s.scr.Flush(); err != nil {
 		return fmt.Errorf("tui: render: %w", err)
 	}
+	if !s.plain && (s.real.x >= 0) != (s.shown.x >= 0) {
+		// A hosted program's real cursor: shown where it put it, hidden
+		// as always otherwise.
+		if s.real.x >= 0 {
+			s.buf.WriteString(ansi.SetModeTextCursorEnable)
+		} else {
+			s.buf.WriteString(ansi.ResetModeTextCursorEnable)
+		}
+	}
+	s.shown = s.real
 	return s.flush()
 }
+
+// cursorAt is a cell of the terminal, or -1, -1 for none.
+type cursorAt struct{ x, y int }
 
 // render composes content in the frame buffer and renders it into the
 // renderer's output buffer.
@@ -410,6 +429,15 @@ func leaksPen(frame string) bool {
 		}
 	}
 	return false
+}
+
+// setCursor tells the screen where a hosted program shows the terminal's
+// real cursor in the next frame (ok false: hidden, as always otherwise).
+func (s *screen) setCursor(x, y int, ok bool) {
+	if !ok {
+		x, y = -1, -1
+	}
+	s.real = cursorAt{x, y}
 }
 
 // setFocus tells a plain terminal's screen where the focused widget is

@@ -443,6 +443,7 @@ func (m *Model) redraw() tea.Cmd {
 		m.publish(frame)
 	}
 	m.scr.setFocus(m.focusRect())
+	m.scr.setCursor(m.programCursor())
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
 	m.changed = false

@@ -168,3 +168,13 @@ type Secret interface {
 	Widget
 	HoldsSecret() bool
 }
+
+// CursorOwner is implemented by a tree root that places the terminal's
+// own cursor (a hosted program whose view sets tea.View.Cursor): X and Y
+// are cells from the top-left of the root's rectangle; ok is false when
+// it shows none. A terminal moves its cursor there and shows it when that
+// cell is on its screen, and hides it otherwise.
+type CursorOwner interface {
+	Node
+	Cursor() (x, y int, ok bool)
+}

@@ -118,6 +118,14 @@ func (m *Term) Screen() string {
 	return m.em.String()
 }
 
+// Cursor is where the terminal's cursor is, and whether it is shown.
+func (m *Term) Cursor() (x, y int, shown bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.em.CursorPosition()
+	return p.X, p.Y, !m.em.CursorHidden()
+}
+
 // Type sends s as typed keys.
 func (m *Term) Type(s string) {
 	m.t.Helper()

@@ -52,8 +52,8 @@ func (s screen) Cursor() (x, y int, ok bool) {
 func (s screen) AltScreen() bool { return s.alt }
 
 var (
-	_ ui.Hosted     = screen{}
-	_ ui.Widget     = screen{}
+	_ ui.Hosted      = screen{}
+	_ ui.Widget      = screen{}
 	_ ui.Unchanging  = screen{}
 	_ ui.CursorOwner = screen{}
 )

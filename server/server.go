@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,7 @@ type Server struct {
 	bridge  *mcpbridge.Bridge
 	policy  authz.Policy
 	control *controlEndpoint // the control endpoint: /mcp, its sessions and join codes
+	views   *webViews        // the browser view of sessions: links, access, live channels
 	// sshOthers answers an SSH connection's questions about other nodes:
 	// sshAlone on a single node, sshPeers in a cluster (set at start).
 	sshOthers sshElsewhere
@@ -252,8 +254,17 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcpMux = http.NewServeMux()
+	s.views = newWebViews(s.log, s.metrics, s.sessions, opts.MCP)
+	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// /sessions/<id>/view…: the browser's; the rest: the agents'.
+		if id, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/sessions/"), "/"); ok && isView(rest) {
+			s.views.serve(w, r, id, rest)
+			return
+		}
+		s.bridge.ServeHTTP(w, r)
+	})
 	s.mcpMux.Handle("/sessions/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.httpOthers.serveSession(w, r, s.bridge)
+		s.httpOthers.serveSession(w, r, local)
 	}))
 	s.mcpMux.Handle("/mcp", s.control)
 	mux := http.NewServeMux()

@@ -45,6 +45,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		Terminal:     c.user,
 		TerminalID:   attID,
 		BaseURL:      s.publicURL(c.sess.LocalAddr()),
+		ViewLink:     s.viewLinkFor(se.ID, role, s.publicURL(c.sess.LocalAddr())),
 		Output:       s.metrics.CountingWriter(c.sess),
 		Environ:      environ,
 		ColorProfile: tui.Profile(environ),

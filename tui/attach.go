@@ -16,6 +16,7 @@ import (
 type panelState struct {
 	showAttach bool
 	showLog    bool
+	viewLink   string // the browser link the open attach panel shows ("" none)
 }
 
 // AttachURLs returns the session's Streamable HTTP and SSE endpoint URLs.
@@ -63,6 +64,16 @@ func (m *Model) attachPanel(rows int) []string {
 			// Restored from a snapshot, which keeps only the token's hash.
 			text(th.Muted, "Bearer token: restored session; agents keep the token they had.")
 			text(th.Muted, keyFor(bindRotateToken)+" makes a new one (shown here) and disconnects them.")
+		}
+		if len(lines) <= rows && m.viewLink != "" {
+			// The browser link is shown where it fits beside the rest:
+			// an agent's URLs and token come first.
+			without := len(lines)
+			text(th.Muted, "Watch in a browser (read only; the link works once, for 10 minutes):")
+			value(m.viewLink)
+			if len(lines) > rows {
+				lines = lines[:without]
+			}
 		}
 		if len(lines) <= rows {
 			return lines

@@ -118,6 +118,12 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			if m.showAttach && m.sess.Durable() != nil {
 				m.notice = "saving this session failed: it may not survive a restart"
 			}
+			m.viewLink = ""
+			if m.showAttach && m.opts.ViewLink != nil {
+				if link, err := m.opts.ViewLink(); err == nil {
+					m.viewLink = link
+				}
+			}
 		}
 		return nil
 	case bindLog:

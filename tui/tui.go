@@ -28,6 +28,10 @@ type Options struct {
 	// BaseURL is the scheme and host of the MCP endpoints shown in the
 	// attach panel, e.g. "http://127.0.0.1:8080".
 	BaseURL string
+	// ViewLink, when set, makes a one-time link for a browser to watch the
+	// session; the owner's attach panel shows a fresh one each time it
+	// opens.
+	ViewLink func() (string, error)
 	// Theme defaults to [ui.DefaultTheme].
 	Theme *ui.Theme
 	// InputTimeout bounds how long one input event waits for the

@@ -65,7 +65,7 @@ func (c *sessionServer) sync() {
 	derived := d.tools
 	in := lensInputs{tools: d.lens, tree: d.treeIDs, modal: d.modal, recent: c.sess.Recent()}
 	same := c.memo.made(in)
-	if same && c.memo.att == att {
+	if same && c.memo.att.Focus == att.Focus && c.memo.att.Hover == att.Hover { // the lens's inputs only
 		// Nothing the lens looks at changed (an agent typed into a
 		// field, say): the advertised tools follow from what they
 		// followed from last time.

@@ -18,6 +18,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
+	"github.com/raxol-ssh/raxol-ssh/ui"
 	"github.com/raxol-ssh/raxol-ssh/web"
 )
 
@@ -273,10 +274,17 @@ func (v *webViews) page(w http.ResponseWriter, se *session.Session) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// viewHTML is the session's tree as HTML, the human's focus marked.
+// viewHTML is the session's tree as HTML, the human's focus and the row
+// their terminal highlights in the focused widget marked.
 func viewHTML(se *session.Session) []byte {
 	snap := se.Dispatcher.Snapshot()
-	return web.Render(snap.Tree, web.Options{Focus: se.Attention().Focus})
+	att := se.Attention()
+	return web.Render(snap.Tree, web.Options{Focus: att.Focus, Local: func(id string) *ui.LocalState {
+		if id != "" && id == att.Focus {
+			return &ui.LocalState{Row: att.Row}
+		}
+		return nil
+	}})
 }
 
 // events is the live channel: a "frame" whenever the view changed (at most

@@ -171,6 +171,22 @@ func TestBrowserViewWatchesTheSession(t *testing.T) {
 	waitEvent(t, events, "frame", func(d string) bool { return strings.Contains(d, `value="seen-in-browser"`) })
 	waitEvent(t, events, "announce", func(d string) bool { return strings.Contains(d, "agent") && strings.Contains(d, "typed") })
 
+	// The row the human's arrow keys highlight in the focused table (the
+	// terminal's own state, not the app's) is the page's highlighted row.
+	owner.Key(keyShiftTab) // from the tabs back to the services table
+	owner.Key(keyDown)
+	waitEvent(t, events, "frame", func(d string) bool {
+		i := strings.Index(d, `data-highlighted="true"`)
+		if i < 0 {
+			return false
+		}
+		row := d[i:]
+		if j := strings.Index(row, "</tr>"); j >= 0 {
+			row = row[:j]
+		}
+		return strings.Contains(row, ">auth<")
+	})
+
 	// The session's end closes the page's channel.
 	srv.Sessions().End(id)
 	waitEvent(t, events, "end", func(d string) bool { return strings.Contains(d, "ended") })

@@ -35,6 +35,10 @@ type share struct {
 type Attention struct {
 	Focus string
 	Hover string
+	// Row is the focused widget's highlighted row or item in that terminal
+	// (its local state: the arrow keys move it without telling the app),
+	// for a view that shows it (the browser's). The lens does not use it.
+	Row int
 }
 
 // ErrNoTerminal is returned when keys are sent to a session with no

@@ -418,7 +418,13 @@ func (m *Model) attention() session.Attention {
 	if f, ok := m.hostedFocus(); ok {
 		return session.Attention{Focus: f, Hover: m.hover}
 	}
-	return session.Attention{Focus: m.focus, Hover: m.hover}
+	a := session.Attention{Focus: m.focus, Hover: m.hover}
+	m.mu.Lock()
+	if st, ok := m.locals[m.focus]; ok && m.focus != "" {
+		a.Row = st.Row
+	}
+	m.mu.Unlock()
+	return a
 }
 
 // publish gives the session the primary terminal's frame and the human's

@@ -307,6 +307,11 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		v.mu.Unlock()
 	}()
 
+	// The watcher is in the session's presence while its channel is open,
+	// as an SSH joiner's terminal is.
+	_, detach := se.Attach(session.KindBrowser, "browser (watching)")
+	defer detach()
+
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
 var viewLinkRe = regexp.MustCompile(`http://\S+/sessions/\S+/view\?link=[A-Za-z0-9_-]+`)
@@ -170,6 +171,29 @@ func TestBrowserViewWatchesTheSession(t *testing.T) {
 	testkit.MustCall(t, ag, "demo.search.type_into", map[string]any{"text": "seen-in-browser"})
 	waitEvent(t, events, "frame", func(d string) bool { return strings.Contains(d, `value="seen-in-browser"`) })
 	waitEvent(t, events, "announce", func(d string) bool { return strings.Contains(d, "agent") && strings.Contains(d, "typed") })
+
+	// The watching browser is in the session's presence while its channel
+	// is open; a second one that leaves is gone from it.
+	watching := func() int {
+		n := 0
+		for _, a := range se.Attached() {
+			if a.Kind == session.KindBrowser {
+				n++
+			}
+		}
+		return n
+	}
+	testkit.Eventually(t, waitLong, func() bool { return watching() == 1 }, "the browser in presence (%d)", watching())
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	req2, _ := http.NewRequestWithContext(ctx2, http.MethodGet, base+"/events", nil)
+	second, err := (&http.Client{Jar: jar}).Do(req2)
+	if err != nil || second.StatusCode != http.StatusOK {
+		t.Fatalf("a second live channel: %v", err)
+	}
+	testkit.Eventually(t, waitLong, func() bool { return watching() == 2 }, "two browsers in presence")
+	cancel2()
+	second.Body.Close()
+	testkit.Eventually(t, waitLong, func() bool { return watching() == 1 }, "the browser that left to leave presence")
 
 	// The row the human's arrow keys highlight in the focused table (the
 	// terminal's own state, not the app's) is the page's highlighted row.

@@ -13,13 +13,14 @@ import (
 const (
 	KindTerminal = "terminal"
 	KindAgent    = "agent"
+	KindBrowser  = "browser" // a browser watching the session's view page
 )
 
 // Attachment is one terminal or agent connected to a session.
 type Attachment struct {
 	// ID is unique within the session.
 	ID string
-	// Kind is [KindTerminal] or [KindAgent].
+	// Kind is [KindTerminal], [KindAgent] or [KindBrowser].
 	Kind string
 	// Name is a display name: the SSH user, or the agent's client name.
 	Name string

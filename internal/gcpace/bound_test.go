@@ -171,11 +171,26 @@ func TestNotifyCollections(t *testing.T) {
 	ch, stop := notifyCollections()
 	for i := range 3 {
 		runtime.GC()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no notice after collection %d", i)
+		// The cleanup that sends a notice arms the next one: when it runs
+		// (on its own goroutine) after the next collection has begun, the
+		// new sentinel outlives that collection and the notice waits for
+		// the one after, as in a running process. So collections go on
+		// while the test waits (failed once in CI under load: no notice in
+		// 10 s after a single collection).
+		tick := time.NewTicker(50 * time.Millisecond)
+		deadline := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case <-ch:
+				break wait
+			case <-tick.C:
+				runtime.GC()
+			case <-deadline:
+				t.Fatalf("no notice after collection %d", i)
+			}
 		}
+		tick.Stop()
 	}
 	stop()
 	// Notices from cleanups that began before stop was seen (one per

@@ -73,6 +73,7 @@ type webViews struct {
 type viewAccess struct {
 	session string
 	expires time.Time
+	token   [32]byte // the session's token hash when it was given: a new token (ctrl+r) revokes it
 }
 
 func newWebViews(log *slog.Logger, m *metrics.Metrics, sessions *session.Manager, opts MCPOptions) *webViews {
@@ -88,8 +89,13 @@ func randomCode() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// link makes a one-time link's code for session id.
+// link makes a one-time link's code for session id, valid while its
+// token is the one it has now.
 func (v *webViews) link(id string) (string, error) {
+	se, ok := v.sessions.Get(id)
+	if !ok {
+		return "", fmt.Errorf("server: browser link: no live session %s", id)
+	}
 	code, err := randomCode()
 	if err != nil {
 		return "", err
@@ -107,7 +113,7 @@ func (v *webViews) link(id string) (string, error) {
 	if n >= viewLinksPerSess {
 		return "", errViewLinks
 	}
-	v.links[sha256.Sum256([]byte(code))] = viewAccess{session: id, expires: now.Add(viewLinkTTL)}
+	v.links[sha256.Sum256([]byte(code))] = viewAccess{session: id, expires: now.Add(viewLinkTTL), token: se.TokenHash()}
 	return code, nil
 }
 
@@ -125,9 +131,10 @@ func (v *webViews) expireLocked(now time.Time) {
 	}
 }
 
-// redeem uses up the link code of session id and returns the cookie that
+// redeem uses up the link code of session se and returns the cookie that
 // grants its access from now on.
-func (v *webViews) redeem(id, code string) (string, bool) {
+func (v *webViews) redeem(se *session.Session, code string) (string, bool) {
+	id := se.ID
 	cookie, err := randomCode()
 	if err != nil {
 		return "", false
@@ -142,12 +149,16 @@ func (v *webViews) redeem(id, code string) (string, bool) {
 		return "", false
 	}
 	delete(v.links, k) // one use
-	v.grants[sha256.Sum256([]byte(cookie))] = viewAccess{session: id, expires: now.Add(viewGrantTTL)}
+	if a.token != se.TokenHash() {
+		return "", false // made before the token changed
+	}
+	v.grants[sha256.Sum256([]byte(cookie))] = viewAccess{session: id, expires: now.Add(viewGrantTTL), token: a.token}
 	return cookie, true
 }
 
-// granted reports whether r's cookie opens session id.
-func (v *webViews) granted(r *http.Request, id string) bool {
+// granted reports whether r's cookie opens session se: given for it, not
+// expired, and the session's token unchanged since.
+func (v *webViews) granted(r *http.Request, se *session.Session) bool {
 	c, err := r.Cookie(viewCookie)
 	if err != nil || c.Value == "" {
 		return false
@@ -156,7 +167,7 @@ func (v *webViews) granted(r *http.Request, id string) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	a, ok := v.grants[sha256.Sum256([]byte(c.Value))]
-	return ok && a.session == id && now.Before(a.expires)
+	return ok && a.session == se.ID && now.Before(a.expires) && a.token == se.TokenHash()
 }
 
 // viewLinkFor is what the attach panel of a terminal with role calls to
@@ -204,8 +215,12 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	}
 	se, live := v.sessions.Get(id)
 	if code := r.URL.Query().Get("link"); rest == "view" && code != "" {
-		cookie, ok := v.redeem(id, code)
-		if !ok || !live {
+		var cookie string
+		ok := false
+		if live {
+			cookie, ok = v.redeem(se, code)
+		}
+		if !ok {
 			v.refuse(w, http.StatusForbidden, "This link was used already or has expired. Ask the session's owner for a new one (ctrl+o).")
 			return
 		}
@@ -215,7 +230,7 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 		http.Redirect(w, r, "/sessions/"+id+"/view", http.StatusSeeOther)
 		return
 	}
-	if !live || !v.granted(r, id) {
+	if !live || !v.granted(r, se) {
 		v.refuse(w, http.StatusForbidden, "You may not watch this session. Ask its owner for a link (ctrl+o).")
 		return
 	}
@@ -371,7 +386,7 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		case <-changed:
 			pending = true
 		case <-tick.C:
-			if !v.granted(r, se.ID) {
+			if !v.granted(r, se) {
 				_ = send("end", "Your access to this session ended.")
 				return
 			}

@@ -217,3 +217,41 @@ func TestBrowserViewWatchesTheSession(t *testing.T) {
 	for range events {
 	}
 }
+
+// A new token (ctrl+r) revokes every browser's access to the session, as
+// it disconnects the agents using the old one: an open page's channel
+// ends at once, and a link made before it no longer works.
+func TestBrowserViewRevokedByANewToken(t *testing.T) {
+	srv := startServer(t, server.Options{})
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	id := waitDemo(t, owner)
+	link, unused := viewLink(t, owner), viewLink(t, owner)
+	base := "http://" + srv.HTTPAddr() + "/sessions/" + id + "/view"
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: waitLong}
+	if r, err := browser.Get(link); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("the link: %v %v", r.StatusCode, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
+	stream, err := (&http.Client{Jar: jar}).Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("the live channel: %v", err)
+	}
+	defer stream.Body.Close()
+	events := readEvents(stream.Body)
+	waitEvent(t, events, "frame", func(string) bool { return true })
+
+	se, _ := srv.Session(id)
+	if _, err := se.RotateToken(); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, events, "end", func(d string) bool { return strings.Contains(d, "access") })
+	if r, err := browser.Get(base); err != nil || r.StatusCode != http.StatusForbidden {
+		t.Fatalf("the page after a new token: %v %v", r.StatusCode, err)
+	}
+	if r, err := (&http.Client{Timeout: waitLong}).Get(unused); err != nil || r.StatusCode != http.StatusForbidden {
+		t.Fatalf("a link made before the new token: %v %v", r.StatusCode, err)
+	}
+}

@@ -361,8 +361,6 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 	last := ""
 	seq := se.ActivitySeq()
 	_, said := announcement(se.Activity())
-	tick := time.NewTicker(viewFrameInterval)
-	defer tick.Stop()
 	frame := func() error {
 		now := string(viewHTML(se))
 		if now == last {
@@ -374,7 +372,20 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 	if err := frame(); err != nil {
 		return
 	}
-	pending := false
+	// Idle, the channel waits on the session alone: a change wakes it
+	// (a new token too, which revokes the access), and what changed is
+	// sent at most every viewFrameInterval. The slow tick only notices an
+	// access that expired by time.
+	revoked := func() bool {
+		if v.granted(r, se) {
+			return false
+		}
+		_ = send("end", "Your access to this session ended.")
+		return true
+	}
+	var due <-chan time.Time // armed while a change waits for its frame
+	expiry := time.NewTicker(time.Minute)
+	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -383,17 +394,19 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 			_ = frame()
 			_ = send("end", "The session ended: "+session.EndReason(se))
 			return
-		case <-changed:
-			pending = true
-		case <-tick.C:
-			if !v.granted(r, se) {
-				_ = send("end", "Your access to this session ended.")
+		case <-expiry.C:
+			if revoked() {
 				return
 			}
-			if !pending {
-				continue
+		case <-changed:
+			if due == nil {
+				due = time.After(viewFrameInterval)
 			}
-			pending = false
+		case <-due:
+			due = nil
+			if revoked() { // by a new token: nothing more is sent
+				return
+			}
 			if err := frame(); err != nil {
 				return
 			}

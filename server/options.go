@@ -57,6 +57,7 @@ const (
 	DefaultMaxHTTPConnections       = 4096
 	DefaultMaxHTTPPerIP             = 256
 	DefaultMaxChannelsPerConnection = 10
+	DefaultMaxBrowsersPerSession    = 16
 	DefaultHandshakeTimeout         = 10 * time.Second
 	DefaultIdleTimeout              = 30 * time.Minute
 	DefaultMaxSessionDuration       = 12 * time.Hour
@@ -299,6 +300,10 @@ type Limits struct {
 	// on one connection (each costs goroutines and buffers even before it
 	// asks for a shell).
 	MaxChannelsPerConnection int
+	// MaxBrowsersPerSession caps the browsers on one session's view at
+	// once (their live channels, counted before the owner is asked); one
+	// more is answered 429.
+	MaxBrowsersPerSession int
 	// HandshakeTimeout bounds the SSH handshake and authentication.
 	HandshakeTimeout time.Duration
 	// IdleTimeout ends a session with no input for this long (output does
@@ -321,6 +326,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxPerIP, DefaultMaxPerIP)
 	def(&l.MaxSessionsPerUser, DefaultMaxSessionsPerUser)
 	def(&l.MaxChannelsPerConnection, DefaultMaxChannelsPerConnection)
+	def(&l.MaxBrowsersPerSession, DefaultMaxBrowsersPerSession)
 	def(&l.MaxHTTPConnections, DefaultMaxHTTPConnections)
 	def(&l.MaxHTTPPerIP, DefaultMaxHTTPPerIP)
 	def(&l.HandshakeTimeout, DefaultHandshakeTimeout)

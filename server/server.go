@@ -254,7 +254,7 @@ func New(app App, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.mcpMux = http.NewServeMux()
-	s.views = newWebViews(s.log, s.metrics, s.sessions, opts.MCP)
+	s.views = newWebViews(s.log, s.metrics, s.sessions, opts)
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /sessions/<id>/view…: the browser's; the rest: the agents'.
 		if id, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/sessions/"), "/"); ok && isView(rest) {

@@ -42,18 +42,20 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	environ := append(c.sess.Environ(), "TERM="+c.pty.Term)
 	w, h := c.size()
 	model := tui.New(se, tui.Options{
-		Terminal:     c.user,
-		TerminalID:   attID,
-		BaseURL:      s.publicURL(c.sess.LocalAddr()),
-		ViewLink:     s.viewLinkFor(se.ID, role, s.publicURL(c.sess.LocalAddr())),
-		Output:       s.metrics.CountingWriter(c.sess),
-		Environ:      environ,
-		ColorProfile: tui.Profile(environ),
-		Width:        w,
-		Height:       h,
-		Primary:      t.startPrimary,
-		Role:         role,
-		PromptArming: s.opts.SSH.PromptArming,
+		Terminal:       c.user,
+		TerminalID:     attID,
+		BaseURL:        s.publicURL(c.sess.LocalAddr()),
+		ViewLink:       s.viewLinkFor(se.ID, role, s.publicURL(c.sess.LocalAddr())),
+		Browsers:       s.browsersFor(se.ID, role),
+		RemoveBrowsers: s.removeBrowsersFor(se.ID, role),
+		Output:         s.metrics.CountingWriter(c.sess),
+		Environ:        environ,
+		ColorProfile:   tui.Profile(environ),
+		Width:          w,
+		Height:         h,
+		Primary:        t.startPrimary,
+		Role:           role,
+		PromptArming:   s.opts.SSH.PromptArming,
 	})
 	defer model.Close() // restore the terminal before any last words
 	tm := &termModel{inner: model, se: se}

@@ -1,39 +1,52 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
-	"github.com/raxol-ssh/raxol-ssh/web"
 )
 
 // The browser view of a session: a page that shows the session's
 // component tree as semantic HTML (package web), kept live over
-// server-sent events, for a person watching without an SSH client. This
-// first increment is watch-only: the owner's attach panel (ctrl+o) shows a
-// one-time link; the browser that opens it gets an HttpOnly, SameSite
-// cookie scoped to the session's view path in exchange, and the link
-// stops working. The page has no input.
+// server-sent events, for a person without an SSH client. The owner's
+// attach panel (ctrl+o) shows a one-time link; the browser that opens it
+// gets an HttpOnly, SameSite=Strict cookie scoped to the session's view
+// path in exchange, and the link stops working. Its live channel then asks
+// the owner, as an SSH join does, who answers observer, driver, or "it is
+// me" (owner). An observer's page has no input; a driver's clicks and keys
+// take the terminal's path (tui.Route); the owner's browser may also
+// answer agents' approval prompts, armed as in the terminal.
 //
-//	GET /sessions/<id>/view?link=<code>  the link: exchanged for the cookie, then 303 to the page
-//	GET /sessions/<id>/view              the page (cookie)
-//	GET /sessions/<id>/view/events       the live channel (cookie): "frame", "announce", "end"
-//	GET /sessions/<id>/view/app.js, app.css
+//	GET  /sessions/<id>/view?link=<code>  the link: exchanged for the cookie, then 303 to the page
+//	GET  /sessions/<id>/view              the page (cookie)
+//	GET  /sessions/<id>/view/events       the live channel (cookie): "role", "frame", "announce", "prompts", "end"
+//	POST /sessions/<id>/view/input        a driver's click, key or paste (cookie, JSON)
+//	POST /sessions/<id>/view/answer       the owner's answer to an approval prompt (cookie, JSON)
+//	GET  /sessions/<id>/view/app.js, app.css
+//
+// webview.go holds the access (links, grants, roles, removal);
+// webview_channel.go the page and its live channel; webview_input.go what
+// a browser sends.
 
 //go:embed webview/app.js webview/app.css
 var viewAssets embed.FS
@@ -43,7 +56,6 @@ const (
 	viewLinkTTL        = 10 * time.Minute // an unused link
 	viewGrantTTL       = 12 * time.Hour   // a browser's access, at most
 	viewLinksPerSess   = 8                // unused links a session may have
-	viewersPerSession  = 16               // live channels a session may have
 	viewFrameInterval  = 50 * time.Millisecond
 	viewWriteTimeout   = 10 * time.Second
 	viewCookie         = "raxol_view"
@@ -54,20 +66,22 @@ const (
 // errViewLinks is the error for a session with too many unused links.
 var errViewLinks = errors.New("server: too many unused browser links for this session; wait for one to expire")
 
-// webViews is the one owner of browser links, the access they grant and
-// the live channels open on each session.
+// webViews is the one owner of browser links, the access they grant (and
+// its role) and the live channels open on each session.
 type webViews struct {
 	log          *slog.Logger
 	metrics      *metrics.Metrics
 	sessions     *session.Manager
 	allowedHosts []string
 	origins      []string
+	joinTimeout  time.Duration  // how long the owner is asked
+	arming       time.Duration  // how long a prompt ignores answers (negative: none)
+	viewers      *slots[string] // live channels per session id: Limits.MaxBrowsersPerSession
 	now          func() time.Time
 
-	mu      sync.Mutex
-	links   map[[32]byte]viewAccess // sha256 of a link's code → what it opens, until used
-	grants  map[[32]byte]viewAccess // sha256 of a cookie → what it opens
-	viewers map[string]int          // live channels per session id
+	mu     sync.Mutex
+	links  map[[32]byte]viewAccess // sha256 of a link's code → what it opens, until used
+	grants map[[32]byte]*viewGrant // sha256 of a cookie → the access it gives
 }
 
 type viewAccess struct {
@@ -76,9 +90,48 @@ type viewAccess struct {
 	token   [32]byte // the session's token hash when it was given: a new token (ctrl+r) revokes it
 }
 
-func newWebViews(log *slog.Logger, m *metrics.Metrics, sessions *session.Manager, opts MCPOptions) *webViews {
-	return &webViews{log: log, metrics: m, sessions: sessions, allowedHosts: opts.AllowedHosts, origins: opts.TrustedOrigins,
-		now: time.Now, links: map[[32]byte]viewAccess{}, grants: map[[32]byte]viewAccess{}, viewers: map[string]int{}}
+// viewRole is what a browser may do in a session.
+type viewRole int
+
+const (
+	viewAsking   viewRole = iota // the owner has not answered yet
+	viewObserver                 // watches
+	viewDriver                   // clicks and types
+	viewOwner                    // drives and answers the owner's prompts
+)
+
+func (r viewRole) String() string {
+	switch r {
+	case viewObserver:
+		return "observer"
+	case viewDriver:
+		return "driver"
+	case viewOwner:
+		return "owner"
+	}
+	return "asking"
+}
+
+// viewGrant is one browser's access to a session, from its cookie. Its
+// fields after viewAccess are under webViews.mu.
+type viewGrant struct {
+	viewAccess
+	name    string        // "browser-xxxx": presence, origins, the activity log
+	role    viewRole      // viewAsking until the owner answers
+	decided chan struct{} // closed once the owner answered (or the ask ended)
+	asking  bool          // a channel is asking the owner now
+	gone    chan struct{} // closed when the owner removed it
+	removed bool
+	input   *rate.Limiter             // a driver's events
+	shown   map[string]time.Time      // approval prompt id → when first sent to this browser (arming)
+	locals  map[string]*ui.LocalState // this browser's local state of widgets, as a terminal's
+	localMu sync.Mutex                // guards locals (used on the dispatcher goroutine)
+}
+
+func newWebViews(log *slog.Logger, m *metrics.Metrics, sessions *session.Manager, opts Options) *webViews {
+	return &webViews{log: log, metrics: m, sessions: sessions, allowedHosts: opts.MCP.AllowedHosts, origins: opts.MCP.TrustedOrigins,
+		joinTimeout: opts.SSH.JoinTimeout, arming: opts.SSH.PromptArming, viewers: newSlots[string](opts.Limits.MaxBrowsersPerSession),
+		now: time.Now, links: map[[32]byte]viewAccess{}, grants: map[[32]byte]*viewGrant{}}
 }
 
 func randomCode() (string, error) {
@@ -124,8 +177,8 @@ func (v *webViews) expireLocked(now time.Time) {
 			delete(v.links, k)
 		}
 	}
-	for k, a := range v.grants {
-		if now.After(a.expires) {
+	for k, g := range v.grants {
+		if now.After(g.expires) {
 			delete(v.grants, k)
 		}
 	}
@@ -152,22 +205,130 @@ func (v *webViews) redeem(se *session.Session, code string) (string, bool) {
 	if a.token != se.TokenHash() {
 		return "", false // made before the token changed
 	}
-	v.grants[sha256.Sum256([]byte(cookie))] = viewAccess{session: id, expires: now.Add(viewGrantTTL), token: a.token}
+	k = sha256.Sum256([]byte(cookie))
+	v.grants[k] = &viewGrant{viewAccess: viewAccess{session: id, expires: now.Add(viewGrantTTL), token: a.token},
+		name: "browser-" + hex.EncodeToString(k[:2]), decided: make(chan struct{}), gone: make(chan struct{}),
+		input: rate.NewLimiter(viewInputRate, viewInputBurst), shown: map[string]time.Time{}, locals: map[string]*ui.LocalState{}}
 	return cookie, true
 }
 
-// granted reports whether r's cookie opens session se: given for it, not
-// expired, and the session's token unchanged since.
-func (v *webViews) granted(r *http.Request, se *session.Session) bool {
+// grantOf is the access r's cookie gives to session se: given for it, not
+// expired, not removed, and the session's token unchanged since; nil if
+// none.
+func (v *webViews) grantOf(r *http.Request, se *session.Session) *viewGrant {
 	c, err := r.Cookie(viewCookie)
 	if err != nil || c.Value == "" {
-		return false
+		return nil
 	}
 	now := v.now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	a, ok := v.grants[sha256.Sum256([]byte(c.Value))]
-	return ok && a.session == se.ID && now.Before(a.expires) && a.token == se.TokenHash()
+	g, ok := v.grants[sha256.Sum256([]byte(c.Value))]
+	if !ok || g.session != se.ID || !now.Before(g.expires) || g.token != se.TokenHash() || g.removed {
+		return nil
+	}
+	return g
+}
+
+// valid reports whether g still opens se (a new token or the owner's
+// removal ends it).
+func (v *webViews) valid(g *viewGrant, se *session.Session) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return !g.removed && v.now().Before(g.expires) && g.token == se.TokenHash()
+}
+
+// roleOf is g's role now.
+func (v *webViews) roleOf(g *viewGrant) viewRole {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return g.role
+}
+
+// admit asks the owner of se to let the browser of g in, unless they
+// answered already or another of its channels is asking (then it waits for
+// that answer). It returns the role (viewAsking: refused, or the ask ended
+// unanswered; the grant is then removed).
+func (v *webViews) admit(ctx context.Context, g *viewGrant, se *session.Session, remote string) viewRole {
+	v.mu.Lock()
+	if g.role != viewAsking || g.asking {
+		decided := g.decided
+		v.mu.Unlock()
+		select {
+		case <-decided:
+		case <-ctx.Done():
+		}
+		return v.roleOf(g)
+	}
+	g.asking = true
+	v.mu.Unlock()
+
+	ask, cancel := context.WithTimeout(ctx, v.joinTimeout)
+	defer cancel()
+	ans, err := se.RequestJoin(ask, session.JoinRequest{ID: randomID(), User: g.name, RemoteAddr: remote, Browser: true,
+		Deadline: v.now().Add(v.joinTimeout)})
+	role := viewAsking
+	switch ans {
+	case session.JoinAsObserver:
+		role = viewObserver
+	case session.JoinAsDriver:
+		role = viewDriver
+	case session.JoinAsOwner:
+		role = viewOwner
+	}
+	v.log.Info("browser join answered", "session", se.ID, "browser", g.name, "remote", remote, "role", role.String(), "err", err)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	g.asking = false
+	if role == viewAsking && ctx.Err() != nil && !errors.Is(err, session.ErrNoTerminal) {
+		return viewAsking // the browser left while asking: it may ask again
+	}
+	g.role = role
+	close(g.decided)
+	if role == viewAsking {
+		g.removed = true // refused: the cookie opens nothing more
+	}
+	return role
+}
+
+// removeAll ends every browser's access to session id (the owner's
+// ctrl+x): their channels end at once. It returns how many were removed.
+func (v *webViews) removeAll(id string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for k, g := range v.grants {
+		if g.session != id {
+			continue
+		}
+		if !g.removed {
+			g.removed = true
+			close(g.gone)
+			n++
+		}
+		delete(v.grants, k)
+	}
+	for k, a := range v.links {
+		if a.session == id {
+			delete(v.links, k)
+		}
+	}
+	return n
+}
+
+// browsers is the browsers with access to session id, for the owner's
+// attach panel: name and role.
+func (v *webViews) browsers(id string) []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []string
+	for _, g := range v.grants {
+		if g.session == id && !g.removed {
+			out = append(out, g.name+" ("+g.role.String()+")")
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // viewLinkFor is what the attach panel of a terminal with role calls to
@@ -185,6 +346,23 @@ func (s *Server) viewLinkFor(id string, role tui.Role, base string) func() (stri
 	}
 }
 
+// browsersFor and removeBrowsersFor are what the attach panel of a
+// terminal with role calls to list the browsers on session id and to end
+// their access: the owner's only.
+func (s *Server) browsersFor(id string, role tui.Role) func() []string {
+	if role != tui.RoleOwner {
+		return nil
+	}
+	return func() []string { return s.views.browsers(id) }
+}
+
+func (s *Server) removeBrowsersFor(id string, role tui.Role) func() int {
+	if role != tui.RoleOwner {
+		return nil
+	}
+	return func() int { return s.views.removeAll(id) }
+}
+
 // isView reports whether path (under /sessions/<id>/) is the view's.
 func isView(rest string) bool { return rest == "view" || strings.HasPrefix(rest, "view/") }
 
@@ -195,11 +373,12 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
+	post := rest == "view/input" || rest == "view/answer"
 	switch {
-	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+	case post && r.Method != http.MethodPost, !post && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
-	case !mcpbridge.OriginAllowed(r, v.origins):
+	case !mcpbridge.OriginAllowed(r, v.origins), post && r.Header.Get("Origin") == "":
 		v.metrics.MCPRejected("origin")
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
@@ -230,15 +409,23 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 		http.Redirect(w, r, "/sessions/"+id+"/view", http.StatusSeeOther)
 		return
 	}
-	if !live || !v.granted(r, se) {
+	var g *viewGrant
+	if live {
+		g = v.grantOf(r, se)
+	}
+	if g == nil {
 		v.refuse(w, http.StatusForbidden, "You may not watch this session. Ask its owner for a link (ctrl+o).")
 		return
 	}
 	switch rest {
 	case "view":
-		v.page(w, se)
+		v.page(w, se, g)
 	case "view/events":
-		v.events(w, r, se)
+		v.events(w, r, se, g)
+	case "view/input":
+		v.input(w, r, se, g)
+	case "view/answer":
+		v.answer(w, r, se, g)
 	default:
 		http.NotFound(w, r)
 	}
@@ -268,178 +455,4 @@ func (v *webViews) asset(w http.ResponseWriter, name string) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	}
 	_, _ = w.Write(b)
-}
-
-// page is the view's page: the session's tree as it is now; app.js keeps
-// it live.
-func (v *webViews) page(w http.ResponseWriter, se *session.Session) {
-	w.Header().Set("Content-Security-Policy", csp)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	var b strings.Builder
-	b.WriteString("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
-	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	fmt.Fprintf(&b, "<title>%s · raxol-ssh</title>\n", html.EscapeString(se.App))
-	b.WriteString("<link rel=\"stylesheet\" href=\"view/app.css\">\n</head>\n<body>\n")
-	fmt.Fprintf(&b, "<header><span>Watching session %s (%s) · read only</span> <span id=\"state\" role=\"status\"></span></header>\n",
-		html.EscapeString(se.ID), html.EscapeString(se.App))
-	b.WriteString("<main id=\"view\">")
-	b.Write(viewHTML(se))
-	b.WriteString("</main>\n<div id=\"announce\" class=\"sr-only\" role=\"status\" aria-live=\"polite\"></div>\n")
-	b.WriteString("<script src=\"view/app.js\"></script>\n</body>\n</html>\n")
-	_, _ = w.Write([]byte(b.String()))
-}
-
-// viewHTML is the session's tree as HTML, the human's focus and the row
-// their terminal highlights in the focused widget marked.
-func viewHTML(se *session.Session) []byte {
-	snap := se.Dispatcher.Snapshot()
-	att := se.Attention()
-	return web.Render(snap.Tree, web.Options{Focus: att.Focus, Local: func(id string) *ui.LocalState {
-		if id != "" && id == att.Focus {
-			return &ui.LocalState{Row: att.Row}
-		}
-		return nil
-	}})
-}
-
-// events is the live channel: a "frame" whenever the view changed (at most
-// every viewFrameInterval), an "announce" for each action an agent took,
-// and "end" when the session ends or this browser's access does.
-func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Session) {
-	v.mu.Lock()
-	if v.viewers[se.ID] >= viewersPerSession {
-		v.mu.Unlock()
-		http.Error(w, fmt.Sprintf("too many browsers watch this session (limit %d)", viewersPerSession), http.StatusTooManyRequests)
-		return
-	}
-	v.viewers[se.ID]++
-	v.mu.Unlock()
-	defer func() {
-		v.mu.Lock()
-		if v.viewers[se.ID]--; v.viewers[se.ID] <= 0 {
-			delete(v.viewers, se.ID)
-		}
-		v.mu.Unlock()
-	}()
-
-	// The watcher is in the session's presence while its channel is open,
-	// as an SSH joiner's terminal is.
-	_, detach := se.Attach(session.KindBrowser, "browser (watching)")
-	defer detach()
-
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	rc := http.NewResponseController(w)
-	send := func(event, data string) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(viewWriteTimeout))
-		var b strings.Builder
-		b.WriteString("event: " + event + "\n")
-		for _, l := range strings.Split(data, "\n") {
-			b.WriteString("data: " + l + "\n")
-		}
-		b.WriteString("\n")
-		if _, err := w.Write([]byte(b.String())); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
-
-	changed := make(chan struct{}, 1)
-	wake := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	sub := se.Dispatcher.SubscribeFunc(wake)
-	defer sub.Close()
-	_, stop := se.WatchFunc(wake) // the activity and the human's focus
-	defer stop()
-
-	ctx := r.Context()
-	last := ""
-	seq := se.ActivitySeq()
-	_, said := announcement(se.Activity())
-	frame := func() error {
-		now := string(viewHTML(se))
-		if now == last {
-			return nil
-		}
-		last = now
-		return send("frame", now)
-	}
-	if err := frame(); err != nil {
-		return
-	}
-	// Idle, the channel waits on the session alone: a change wakes it
-	// (a new token too, which revokes the access), and what changed is
-	// sent at most every viewFrameInterval. The slow tick only notices an
-	// access that expired by time.
-	revoked := func() bool {
-		if v.granted(r, se) {
-			return false
-		}
-		_ = send("end", "Your access to this session ended.")
-		return true
-	}
-	var due <-chan time.Time // armed while a change waits for its frame
-	expiry := time.NewTicker(time.Minute)
-	defer expiry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-se.Context().Done():
-			_ = frame()
-			_ = send("end", "The session ended: "+session.EndReason(se))
-			return
-		case <-expiry.C:
-			if revoked() {
-				return
-			}
-		case <-changed:
-			if due == nil {
-				due = time.After(viewFrameInterval)
-			}
-		case <-due:
-			due = nil
-			if revoked() { // by a new token: nothing more is sent
-				return
-			}
-			if err := frame(); err != nil {
-				return
-			}
-			if s := se.ActivitySeq(); s != seq {
-				seq = s
-				if text, key := announcement(se.Activity()); key != said {
-					said = key
-					if text != "" {
-						if err := send("announce", text); err != nil {
-							return
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// announcement is the sentence the live region says for the newest entry
-// of the activity log when an agent did it ("" otherwise), and the entry's
-// key, to say each entry once.
-func announcement(log []session.Action) (text string, key string) {
-	if len(log) == 0 {
-		return "", ""
-	}
-	a := log[len(log)-1]
-	key = fmt.Sprintf("%d|%s|%d", a.At.UnixNano(), a.Summary, a.Count)
-	if !a.Agent {
-		return "", key
-	}
-	text = "agent " + strings.TrimPrefix(a.Origin, "agent:") + " " + a.Summary
-	if len(text) > viewAnnounceMaxLen {
-		text = text[:viewAnnounceMaxLen]
-	}
-	return text, key
 }

@@ -22,13 +22,26 @@ var viewLinkRe = regexp.MustCompile(`http://\S+/sessions/\S+/view\?link=[A-Za-z0
 func viewLink(t *testing.T, owner *client) string {
 	t.Helper()
 	owner.Key(keyCtrlO)
-	screen := owner.WaitFor(t, "Watch in a browser", waitLong)
+	screen := owner.WaitFor(t, "Open in a browser", waitLong)
 	link := viewLinkRe.FindString(screen)
 	if link == "" {
 		t.Fatalf("no browser link in the attach panel:\n%s", screen)
 	}
 	owner.Key(keyCtrlO)
 	return link
+}
+
+// browserPrompt is what the owner's terminal shows when a browser that
+// opened their link asks to come in.
+const browserPrompt = "A browser asks to join your session"
+
+// admitBrowser waits for the owner's prompt for a browser and answers it
+// with key: "o" observer, "r" driver, "m" the owner, "n" refused.
+func admitBrowser(t *testing.T, owner *client, key string) {
+	t.Helper()
+	owner.WaitFor(t, armedPrompt(browserPrompt), waitLong)
+	owner.Type(key)
+	owner.WaitFor(t, func(s string) bool { return !strings.Contains(s, browserPrompt) }, waitLong)
 }
 
 // sseEvent is one server-sent event.
@@ -161,7 +174,13 @@ func TestBrowserViewWatchesTheSession(t *testing.T) {
 	}
 	defer stream.Body.Close()
 	events := readEvents(stream.Body)
-	waitEvent(t, events, "frame", func(d string) bool { return strings.Contains(d, "<table") })
+	waitEvent(t, events, "state", func(d string) bool { return strings.Contains(d, "Asking") })
+	admitBrowser(t, owner, "o")
+	waitEvent(t, events, "role", func(d string) bool { return strings.Contains(d, `"role":"observer"`) })
+	first := waitEvent(t, events, "frame", func(d string) bool { return strings.Contains(d, "<table") })
+	if !strings.Contains(first.data, "readonly") {
+		t.Errorf("an observer's view has inputs that are not read only")
+	}
 
 	se, _ := srv.Session(id)
 	ag, err := agentAt(t, srv.HTTPAddr(), id, se.Token())
@@ -241,6 +260,7 @@ func TestBrowserViewRevokedByANewToken(t *testing.T) {
 	}
 	defer stream.Body.Close()
 	events := readEvents(stream.Body)
+	admitBrowser(t, owner, "r")
 	waitEvent(t, events, "frame", func(string) bool { return true })
 
 	se, _ := srv.Session(id)

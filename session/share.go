@@ -28,6 +28,17 @@ type share struct {
 	approvals     ApprovalSink
 	joins         JoinSink
 	pending       []Pending // prompts waiting for the human, oldest first
+	// asked is what each pending approval asks and where an answer given
+	// outside the owner's terminal (the owner's browser) goes, by ID.
+	asked map[string]askedApproval
+}
+
+// askedApproval is an approval request waiting for the human, with the
+// channel an outside answer is sent on (buffered; the first answer wins).
+type askedApproval struct {
+	req    ApprovalRequest
+	since  time.Time
+	answer chan Approval
 }
 
 // Attention is where the human's attention is in a terminal: the focused
@@ -194,7 +205,79 @@ func (t *share) RequestApproval(ctx context.Context, req ApprovalRequest) (Appro
 		return Refused, nil // as the terminal refuses one over what it holds
 	}
 	defer done()
-	return f(ctx, req)
+	// The owner may answer in the terminal (f) or elsewhere (AnswerApproval:
+	// the owner's browser). The first answer wins; the other prompt is
+	// withdrawn as when the caller stops waiting (its ctx ends).
+	outside := make(chan Approval, 1)
+	t.h.mu.Lock()
+	if t.asked == nil {
+		t.asked = map[string]askedApproval{}
+	}
+	t.asked[req.ID] = askedApproval{req: req, since: t.h.now(), answer: outside}
+	t.h.mu.Unlock()
+	defer func() {
+		t.h.mu.Lock()
+		delete(t.asked, req.ID)
+		t.h.mu.Unlock()
+	}()
+	inner, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answered struct {
+		a   Approval
+		err error
+	}
+	res := make(chan answered, 1)
+	go func() { // owned here: waited for below before returning
+		a, err := f(inner, req)
+		res <- answered{a, err}
+	}()
+	select {
+	case r := <-res:
+		return r.a, r.err
+	case a := <-outside:
+		cancel() // the terminal's prompt is withdrawn
+		<-res
+		return a, nil
+	}
+}
+
+// AskedApproval is an approval request waiting for the human, as a view
+// other than the owner's terminal shows it, and since when it waits.
+type AskedApproval struct {
+	ApprovalRequest
+	Since time.Time
+}
+
+// Approvals returns the approval requests waiting for the human, oldest
+// first.
+func (t *share) Approvals() []AskedApproval {
+	t.h.mu.Lock()
+	defer t.h.mu.Unlock()
+	out := make([]AskedApproval, 0, len(t.asked))
+	for _, a := range t.asked {
+		out = append(out, AskedApproval{ApprovalRequest: a.req, Since: a.since})
+	}
+	slices.SortFunc(out, func(a, b AskedApproval) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// AnswerApproval answers the pending approval request id from outside the
+// owner's terminal (the owner's browser): the terminal's prompt is
+// withdrawn. It reports false when no such request waits (answered
+// already, withdrawn, or never asked). The caller decides who may answer
+// and enforces the arming delay.
+func (t *share) AnswerApproval(id string, a Approval) bool {
+	t.h.mu.Lock()
+	q, ok := t.asked[id]
+	if ok {
+		delete(t.asked, id) // one answer
+	}
+	t.h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	q.answer <- a // buffered, and only this answer is sent on it
+	return true
 }
 
 // JoinRequest asks the owner whether someone may join their session.
@@ -203,6 +286,9 @@ type JoinRequest struct {
 	User           string
 	KeyFingerprint string
 	RemoteAddr     string
+	// Browser marks a request from a web browser (a one-time link the
+	// owner made): the owner may also answer JoinAsOwner, for their own.
+	Browser bool
 	// Deadline is when an unanswered request is refused (zero: none).
 	Deadline time.Time
 }
@@ -215,6 +301,9 @@ const (
 	JoinRefused JoinAnswer = iota
 	JoinAsObserver
 	JoinAsDriver
+	// JoinAsOwner is a browser request answered "it is me": the browser
+	// drives and may answer the owner's prompts. Only for Browser requests.
+	JoinAsOwner
 )
 
 // JoinSink shows a join request to the owner and waits for the answer or

@@ -240,9 +240,9 @@ func (m *Model) activityPanel(height int) []string {
 	return lines
 }
 
-// record notes an action of this terminal (or of an agent's keys through
-// it) in the session's activity log.
-func (m *Model) record(id string, tree ui.Node, msgs []tea.Msg, origin string, agent bool, outcome string) {
+// record notes a person's action on widget id (or an agent's keys through
+// a terminal) in the session's activity log.
+func record(sess *session.Session, id string, tree ui.Node, msgs []tea.Msg, origin string, agent bool, outcome string) {
 	label := id
 	if w, ok := ui.Find(tree, id); ok {
 		label = ui.Label(w)
@@ -251,7 +251,7 @@ func (m *Model) record(id string, tree ui.Node, msgs []tea.Msg, origin string, a
 	if len(msgs) > 0 {
 		verb = ui.Describe(msgs[0])
 	}
-	m.sess.Record(session.Action{
+	sess.Record(session.Action{
 		Origin:  origin,
 		Agent:   agent,
 		Widget:  id,

@@ -92,8 +92,8 @@ func (m *Model) approvalKey(k tea.KeyPressMsg) bool {
 	if !m.armed() {
 		return true // typed before the human could see the prompt: swallowed
 	}
-	if m.approvals[0].join != nil {
-		if a, ok := joinKeys[k.String()]; ok {
+	if j := m.approvals[0].join; j != nil {
+		if a, ok := joinKeys[k.String()]; ok && (a != session.JoinAsOwner || j.Browser) {
 			m.answerJoin(a)
 		}
 		return true
@@ -217,11 +217,16 @@ func (m *Model) approvalBox(width int) []string {
 		if j.KeyFingerprint != "" {
 			who += " (" + j.KeyFingerprint + ")"
 		}
+		title, hints := "Someone asks to join your session", "[o] observer (watch only)   [r] driver (can type)   [n] refuse"
+		if j.Browser {
+			title = "A browser asks to join your session (a link you made)"
+			hints = "[o] observer   [r] driver   [m] it is me (owner)   [n] refuse"
+		}
 		lines := []string{
-			ui.Paint(th.Title, "Someone asks to join your session"),
+			ui.Paint(th.Title, title),
 			ui.Truncate(who+" from "+j.RemoteAddr, inner),
 		}
-		lines = append(lines, m.keyHints("[o] observer (watch only)   [r] driver (can type)   [n] refuse", inner)...)
+		lines = append(lines, m.keyHints(hints, inner)...)
 		if d := m.approvals[0].deadline(); !d.IsZero() {
 			lines = append(lines, ui.Paint(th.Muted, ui.Truncate("refused in "+secondsLeft(d)+" without an answer", inner)))
 		}

@@ -69,10 +69,19 @@ func (m *Model) attachPanel(rows int) []string {
 			// The browser link is shown where it fits beside the rest:
 			// an agent's URLs and token come first.
 			without := len(lines)
-			text(th.Muted, "Watch in a browser (read only; the link works once, for 10 minutes):")
+			text(th.Muted, "Open in a browser (you are asked to let it in; the link works once, for 10 minutes):")
 			value(m.viewLink)
 			if len(lines) > rows {
 				lines = lines[:without]
+			}
+		}
+		if m.opts.Browsers != nil && len(lines) < rows {
+			if b := m.opts.Browsers(); len(b) > 0 {
+				without := len(lines)
+				text(th.Muted, "Browsers: "+strings.Join(b, ", ")+" ("+keyFor(bindRemoveBrowsers)+" removes them)")
+				if len(lines) > rows {
+					lines = lines[:without]
+				}
 			}
 		}
 		if len(lines) <= rows {

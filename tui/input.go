@@ -159,6 +159,12 @@ func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {
 			}
 			return nil
 		}
+	case bindRemoveBrowsers:
+		if m.showAttach && m.opts.Role == RoleOwner && origin.Kind == dispatcher.OriginHuman && m.opts.RemoveBrowsers != nil {
+			n := m.opts.RemoveBrowsers()
+			m.notice = fmt.Sprintf("removed %d browser(s): their pages closed and their links stopped working", n)
+			return nil
+		}
 	case bindFocusNext:
 		m.moveFocus(false)
 		return nil
@@ -218,17 +224,36 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 	}
 	// Errors (update_failed, timeout, closed) leave the screen as the
 	// latest snapshot shows it, which is the truth either way.
+	Route(ctx, m.sess, id, ev, origin, func(id string) (*ui.LocalState, func()) {
+		m.mu.Lock()
+		return m.localLocked(id), m.mu.Unlock
+	})
+	m.refresh()
+}
+
+// Route hands ev to widget id of sess's app, as a terminal's key or click
+// does: resolved on the dispatcher goroutine against the current tree, the
+// widget's HandleEvent run (guarded) with the viewer's local state of it,
+// its messages folded, and the action noted in the session's activity log
+// as origin's. local returns a viewer's state of a widget and the func
+// that releases it; it is called on the dispatcher goroutine. An event
+// the widget does not take, and a key for a widget that is gone or not
+// focusable, goes to the app itself (global shortcuts). It returns the
+// messages folded (none: nothing happened) and the error of the fold.
+// Terminals and the browser view use it alike: a person's input takes
+// one path whatever they look at.
+func Route(ctx context.Context, sess *session.Session, id string, ev ui.Event, origin dispatcher.Origin,
+	local func(id string) (*ui.LocalState, func())) ([]tea.Msg, error) {
 	var acted []tea.Msg
 	var seen ui.Node
 	key, isKey := ev.(tea.KeyPressMsg)
-	// A key no widget takes goes to the app itself (global shortcuts).
 	untaken := func() ([]tea.Msg, error) {
 		if isKey {
 			return []tea.Msg{key}, nil
 		}
 		return nil, nil
 	}
-	err := m.sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
+	err := sess.Dispatcher.CallFunc(ctx, origin, func(tree ui.Node) ([]tea.Msg, error) {
 		seen = tree
 		w, ok := ui.Find(tree, id)
 		if !ok {
@@ -237,13 +262,12 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		if _, click := ev.(ui.ClickEvent); !click && !w.Focusable() {
 			return untaken()
 		}
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		st := m.localLocked(id)
+		st, release := local(id)
+		defer release()
 		followText(w, st)
 		before := *st
 		var msgs []tea.Msg
-		if err := m.sess.Guard().Do(metrics.HookHandleEvent, id, func() { msgs = w.HandleEvent(ev, st) }); err != nil {
+		if err := sess.Guard().Do(metrics.HookHandleEvent, id, func() { msgs = w.HandleEvent(ev, st) }); err != nil {
 			return nil, fmt.Errorf("widget %q: %w", id, err) // nothing folds
 		}
 		if len(msgs) == 0 && sameLocal(before, *st) {
@@ -254,7 +278,7 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		return msgs, nil
 	})
 	if len(acted) > 0 {
-		m.sess.NoteAction(id)
+		sess.NoteAction(id)
 		outcome := "ok"
 		switch {
 		case errors.Is(err, dispatcher.ErrUpdateFailed):
@@ -262,9 +286,9 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 		case err != nil:
 			outcome = "error"
 		}
-		m.record(id, seen, acted, origin.String(), origin.Kind == dispatcher.OriginAgent, outcome)
+		record(sess, id, seen, acted, origin.String(), origin.Kind == dispatcher.OriginAgent, outcome)
 	}
-	m.refresh()
+	return acted, err
 }
 
 // sameLocal reports whether a widget's local state is as it was: a key

@@ -14,16 +14,17 @@ import (
 type binding int
 
 const (
-	bindNone        binding = iota // the key goes to the focused widget
-	bindQuit                       // leave; never an agent's key
-	bindAttach                     // open or close the attach panel (owner)
-	bindLog                        // open or close the activity log
-	bindPause                      // pause agents or hand back (owner, human)
-	bindFocusOnly                  // agents may act on the focused widget only (owner, human)
-	bindRotateToken                // a new token, with the attach panel open (human)
-	bindFocusNext                  // focus the next widget
-	bindFocusPrev                  // focus the previous widget
-	bindEscape                     // to the open modal, wherever focus is in it
+	bindNone           binding = iota // the key goes to the focused widget
+	bindQuit                          // leave; never an agent's key
+	bindAttach                        // open or close the attach panel (owner)
+	bindLog                           // open or close the activity log
+	bindPause                         // pause agents or hand back (owner, human)
+	bindFocusOnly                     // agents may act on the focused widget only (owner, human)
+	bindRotateToken                   // a new token, with the attach panel open (human)
+	bindRemoveBrowsers                // end the browsers' access, with the attach panel open (owner, human)
+	bindFocusNext                     // focus the next widget
+	bindFocusPrev                     // focus the previous widget
+	bindEscape                        // to the open modal, wherever focus is in it
 )
 
 // bindings are the keys the terminal takes, by name (tea.KeyPressMsg's
@@ -36,6 +37,7 @@ var bindings = map[string]binding{
 	"ctrl+p":    bindPause,
 	"ctrl+f":    bindFocusOnly,
 	"ctrl+r":    bindRotateToken,
+	"ctrl+x":    bindRemoveBrowsers,
 	"tab":       bindFocusNext,
 	"shift+tab": bindFocusPrev,
 	"esc":       bindEscape,
@@ -69,6 +71,7 @@ var approvalKeys = map[string]session.Approval{
 var joinKeys = map[string]session.JoinAnswer{
 	"o":   session.JoinAsObserver,
 	"r":   session.JoinAsDriver,
+	"m":   session.JoinAsOwner, // a browser request only
 	"n":   session.JoinRefused,
 	"esc": session.JoinRefused,
 }

@@ -32,6 +32,11 @@ type Options struct {
 	// session; the owner's attach panel shows a fresh one each time it
 	// opens.
 	ViewLink func() (string, error)
+	// Browsers lists the browsers with access to the session (name and
+	// role) and RemoveBrowsers ends their access (ctrl+x with the attach
+	// panel open), returning how many; the owner's terminal only.
+	Browsers       func() []string
+	RemoveBrowsers func() int
 	// Theme defaults to [ui.DefaultTheme].
 	Theme *ui.Theme
 	// InputTimeout bounds how long one input event waits for the

@@ -51,6 +51,10 @@ type Options struct {
 	// viewport or chart written; the rest are counted in a note. Zero
 	// means [DefaultMaxRows].
 	MaxRows int
+	// ReadOnly renders for a viewer who may not act: inputs and text
+	// areas are readonly, buttons aria-disabled (they keep their roles
+	// and names, which a screen reader still reads).
+	ReadOnly bool
 }
 
 // Render returns root as an HTML5 fragment.
@@ -209,6 +213,14 @@ const on = "\x00on"
 // escaped and quoted, [on] writes the name alone, and "" leaves the
 // attribute out.
 func (r *renderer) open(tag string, attrs ...string) {
+	if r.opts.ReadOnly {
+		switch tag {
+		case "input", "textarea":
+			attrs = append(attrs, "readonly", on, "aria-readonly", "true")
+		case "button":
+			attrs = append(attrs, "aria-disabled", "true")
+		}
+	}
 	r.b.WriteByte('<')
 	r.b.WriteString(tag)
 	for i := 0; i+1 < len(attrs); i += 2 {

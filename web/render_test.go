@@ -256,3 +256,19 @@ func TestHighlightFollowsTheTerminal(t *testing.T) {
 		t.Errorf("Render changed the terminal's state: %+v, was %+v", *st, before)
 	}
 }
+
+// A read-only render marks every input readonly and every button
+// aria-disabled, and leaves the rest as it was.
+func TestReadOnlyRender(t *testing.T) {
+	tree := ui.Column{Items: []ui.Node{ui.Button{ID: "go", Label: "Go"}, ui.TextInput{ID: "q", Label: "Query", Value: "x"}}}
+	rw := string(Render(tree, Options{}))
+	ro := string(Render(tree, Options{ReadOnly: true}))
+	if strings.Contains(rw, "readonly") || strings.Contains(rw, "aria-disabled") {
+		t.Fatalf("a driver's render is read only:\n%s", rw)
+	}
+	for _, want := range []string{`<button class="raxol-widget raxol-button" data-id="go" id="raxol-go" type="button" aria-disabled="true">Go</button>`, `readonly aria-readonly="true"`} {
+		if !strings.Contains(ro, want) {
+			t.Errorf("read-only render lacks %s:\n%s", want, ro)
+		}
+	}
+}

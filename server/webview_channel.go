@@ -1,0 +1,270 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/ui"
+	"github.com/raxol-ssh/raxol-ssh/web"
+)
+
+// page is the view's page: the session's tree as it is now, read only
+// until the live channel says the owner let this browser drive; app.js
+// keeps it live.
+func (v *webViews) page(w http.ResponseWriter, se *session.Session, g *viewGrant) {
+	w.Header().Set("Content-Security-Policy", csp)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	role := v.roleOf(g)
+	var b strings.Builder
+	b.WriteString("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	fmt.Fprintf(&b, "<title>%s · raxol-ssh</title>\n", html.EscapeString(se.App))
+	b.WriteString("<link rel=\"stylesheet\" href=\"view/app.css\">\n</head>\n<body>\n")
+	fmt.Fprintf(&b, "<header><span>Session %s (%s) · you are %s</span> <span id=\"role\">%s</span> <span id=\"state\" role=\"status\"></span></header>\n",
+		html.EscapeString(se.ID), html.EscapeString(se.App), html.EscapeString(g.name), html.EscapeString(roleSentence(role)))
+	b.WriteString("<section id=\"prompts\" aria-label=\"Approvals\" hidden></section>\n")
+	fmt.Fprintf(&b, "<main id=\"view\" data-role=\"%s\">", role)
+	b.Write(v.viewHTML(se, g, role))
+	b.WriteString("</main>\n<div id=\"announce\" class=\"sr-only\" role=\"status\" aria-live=\"polite\"></div>\n")
+	b.WriteString("<script src=\"view/app.js\"></script>\n</body>\n</html>\n")
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// roleSentence is what the page's header says of a role.
+func roleSentence(r viewRole) string {
+	switch r {
+	case viewObserver:
+		return "watching (read only)"
+	case viewDriver:
+		return "driving: click and type"
+	case viewOwner:
+		return "the owner: driving, answering approvals"
+	}
+	return "asking the session's owner to let you in…"
+}
+
+// viewHTML is the session's tree as HTML: the human's focus and the row
+// their terminal highlights in the focused widget marked; a driver's own
+// local state (its text cursors and rows) for the widgets it used; read
+// only for an observer (or a browser not yet let in).
+func (v *webViews) viewHTML(se *session.Session, g *viewGrant, role viewRole) []byte {
+	snap := se.Dispatcher.Snapshot()
+	att := se.Attention()
+	return web.Render(snap.Tree, web.Options{Focus: att.Focus, ReadOnly: role < viewDriver, Local: func(id string) *ui.LocalState {
+		if id != "" && id == att.Focus {
+			return &ui.LocalState{Row: att.Row}
+		}
+		return nil
+	}})
+}
+
+// viewPrompt is an approval prompt as the owner's page shows it.
+type viewPrompt struct {
+	ID       string `json:"id"`
+	Agent    string `json:"agent"`
+	Tool     string `json:"tool"`
+	Widget   string `json:"widget,omitempty"`
+	Args     string `json:"args,omitempty"`
+	Prompt   string `json:"prompt,omitempty"`
+	ArmedMS  int64  `json:"armed_in_ms"` // answers count from this many ms after it is shown
+	Deadline string `json:"deadline,omitempty"`
+}
+
+// prompts is the approval prompts waiting for the human, as JSON for the
+// owner's page, noting when each was first shown to g (its arming starts
+// then).
+func (v *webViews) prompts(se *session.Session, g *viewGrant) string {
+	asked := se.Approvals()
+	now := v.now()
+	out := make([]viewPrompt, 0, len(asked))
+	v.mu.Lock()
+	live := make(map[string]bool, len(asked))
+	for _, a := range asked {
+		live[a.ID] = true
+		if _, ok := g.shown[a.ID]; !ok {
+			g.shown[a.ID] = now
+		}
+		armed := g.shown[a.ID].Add(max(v.arming, 0)).Sub(now)
+		p := viewPrompt{ID: a.ID, Agent: a.Agent, Tool: a.Tool, Widget: a.Widget, Args: a.Args, Prompt: a.Prompt, ArmedMS: max(armed.Milliseconds(), 0)}
+		if !a.Deadline.IsZero() {
+			p.Deadline = a.Deadline.UTC().Format(time.RFC3339)
+		}
+		out = append(out, p)
+	}
+	for id := range g.shown {
+		if !live[id] {
+			delete(g.shown, id)
+		}
+	}
+	v.mu.Unlock()
+	b, _ := json.Marshal(out) // strings and ints only
+	return string(b)
+}
+
+// events is the live channel. A browser not yet let in asks the owner
+// first (and ends if refused); then it gets its "role", a "frame" whenever
+// the view changed (at most every viewFrameInterval), an "announce" for
+// each action an agent took, the owner's "prompts", and "end" when the
+// session ends or this browser's access does (a new token, the owner's
+// removal, its time).
+func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Session, g *viewGrant) {
+	release, ok := v.viewers.tryTake(se.ID)
+	if !ok {
+		http.Error(w, fmt.Sprintf("too many browsers are on this session (limit %d)", v.viewers.max), http.StatusTooManyRequests)
+		return
+	}
+	defer release()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	rc := http.NewResponseController(w)
+	send := func(event, data string) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(viewWriteTimeout))
+		var b strings.Builder
+		b.WriteString("event: " + event + "\n")
+		for _, l := range strings.Split(data, "\n") {
+			b.WriteString("data: " + l + "\n")
+		}
+		b.WriteString("\n")
+		if _, err := w.Write([]byte(b.String())); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	ctx := r.Context()
+
+	role := v.roleOf(g)
+	if role == viewAsking {
+		if err := send("state", "Asking the session's owner to let you in…"); err != nil {
+			return
+		}
+		if role = v.admit(ctx, g, se, r.RemoteAddr); role == viewAsking {
+			if ctx.Err() == nil {
+				_ = send("end", "The session's owner did not let you in.")
+			}
+			return
+		}
+	}
+	roleJSON, _ := json.Marshal(map[string]string{"role": role.String(), "name": g.name, "says": roleSentence(role)})
+	if err := send("role", string(roleJSON)); err != nil {
+		return
+	}
+
+	// The browser is in the session's presence while its channel is open,
+	// as an SSH joiner's terminal is.
+	_, detach := se.Attach(session.KindBrowser, g.name+" ("+role.String()+")")
+	defer detach()
+
+	changed := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	sub := se.Dispatcher.SubscribeFunc(wake)
+	defer sub.Close()
+	_, stop := se.WatchFunc(wake) // the activity, the human's focus, the prompts, the token
+	defer stop()
+
+	last, lastPrompts := "", ""
+	seq := se.ActivitySeq()
+	_, said := announcement(se.Activity())
+	frame := func() error {
+		if now := string(v.viewHTML(se, g, role)); now != last {
+			last = now
+			if err := send("frame", now); err != nil {
+				return err
+			}
+		}
+		if role == viewOwner {
+			if p := v.prompts(se, g); p != lastPrompts {
+				lastPrompts = p
+				return send("prompts", p)
+			}
+		}
+		return nil
+	}
+	if err := frame(); err != nil {
+		return
+	}
+	// Idle, the channel waits on the session alone: a change wakes it
+	// (a new token too, which revokes the access), and what changed is
+	// sent at most every viewFrameInterval. The slow tick only notices an
+	// access that expired by time.
+	ended := func() bool {
+		if v.valid(g, se) {
+			return false
+		}
+		_ = send("end", "Your access to this session ended.")
+		return true
+	}
+	var due <-chan time.Time // armed while a change waits for its frame
+	expiry := time.NewTicker(time.Minute)
+	defer expiry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.gone:
+			_ = send("end", "The session's owner removed you.")
+			return
+		case <-se.Context().Done():
+			_ = frame()
+			_ = send("end", "The session ended: "+session.EndReason(se))
+			return
+		case <-expiry.C:
+			if ended() {
+				return
+			}
+		case <-changed:
+			if due == nil {
+				due = time.After(viewFrameInterval)
+			}
+		case <-due:
+			due = nil
+			if ended() { // by a new token: nothing more is sent
+				return
+			}
+			if err := frame(); err != nil {
+				return
+			}
+			if s := se.ActivitySeq(); s != seq {
+				seq = s
+				if text, key := announcement(se.Activity()); key != said {
+					said = key
+					if text != "" {
+						if err := send("announce", text); err != nil {
+							return
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// announcement is the sentence the live region says for the newest entry
+// of the activity log when an agent did it ("" otherwise), and the entry's
+// key, to say each entry once.
+func announcement(log []session.Action) (text string, key string) {
+	if len(log) == 0 {
+		return "", ""
+	}
+	a := log[len(log)-1]
+	key = fmt.Sprintf("%d|%s|%d", a.At.UnixNano(), a.Summary, a.Count)
+	if !a.Agent {
+		return "", key
+	}
+	text = "agent " + strings.TrimPrefix(a.Origin, "agent:") + " " + a.Summary
+	if len(text) > viewAnnounceMaxLen {
+		text = text[:viewAnnounceMaxLen]
+	}
+	return text, key
+}

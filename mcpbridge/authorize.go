@@ -48,7 +48,7 @@ func (c *sessionServer) classify(t toolName) (sensitive, known bool) {
 	switch t.name {
 	case ToolSendKey:
 		return true, true
-	case ToolScreenshot, ToolWaitFor, ToolDiscover:
+	case ToolScreenshot, ToolWaitFor, ToolDiscover, ToolShow:
 		return false, true
 	}
 	_, spec, err := c.resolveNow(t)

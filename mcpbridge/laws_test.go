@@ -486,7 +486,7 @@ func TestLawDuplicateIDs(t *testing.T) {
 	})
 }
 
-var sessionTools = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
+var sessionTools = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover, mcpbridge.ToolShow}
 
 // Law 11. The focus lens on derived tools: never more than MaxTools; the
 // session tools first whenever there is room for them; with a modal

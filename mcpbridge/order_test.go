@@ -103,7 +103,7 @@ type lastNames struct{ tools *[]*mcp.Tool }
 
 func (l lastNames) String() string { return fmt.Sprintf("%q", toolNames(*l.tools)) }
 
-var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover}
+var sessionToolNames = []string{mcpbridge.ToolScreenshot, mcpbridge.ToolWaitFor, mcpbridge.ToolSendKey, mcpbridge.ToolDiscover, mcpbridge.ToolShow}
 
 // TestToolsListFollowsFocus: tools/list comes in the lens's order (the
 // session tools, then the focused widget's tools, then the rest), the

@@ -94,6 +94,9 @@ func (c *sessionServer) answerRead(tool string) (read string, outcome []string) 
 		return URIScreen, nil
 	case ToolDiscover:
 		return readToolsList, nil
+	case ToolShow:
+		// The view is the widgets' state, as HTML.
+		return URITree, nil
 	}
 	// A widget's tool, or a name that is none: whatever it answers is the
 	// widget's state.

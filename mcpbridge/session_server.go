@@ -47,7 +47,8 @@ type sessionServer struct {
 	clients  sync.Map                // *mcp.ServerSession -> *client: attached clients
 	requests sync.Map                // requestHeader tag -> the POST's context, while it is served
 	attachMu sync.Mutex              // serializes attach
-	waits    waitSlots               // raxol_wait_for calls in progress, per client (waitfor.go)
+	waits    waitSlots               // raxol_wait_for and raxol_show calls waiting, per client (waitfor.go)
+	view     viewCache               // the view raxol_show answers with, and its version (mcpapp.go)
 
 	// The watcher's own (sync only: newSessionServer, then the watcher;
 	// watch.go).
@@ -88,8 +89,9 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 			"discover_tools finds the others, which can be called too. Resources hold the app state; subscribe to receive JSON Patch updates.",
 		Logger: quiet(c.log),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Extensions: appsExtension(), // MCP Apps (mcpapp.go)
 		},
 		InitializedHandler:        c.initialized,
 		SubscribeHandler:          c.subscribe,
@@ -106,6 +108,7 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 	c.addSessionTools()
 	c.res = newResources(c)
 	c.res.register()
+	c.addAppView()
 	c.streamable = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return c.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      b.opts.ClientIdleTimeout,
 		MaxRequestBodyBytes: b.opts.MaxBodyBytes,

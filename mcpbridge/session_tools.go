@@ -32,7 +32,7 @@ const (
 
 // isSessionTool reports whether name is one of the session tools.
 func isSessionTool(name string) bool {
-	return name == ToolScreenshot || name == ToolWaitFor || name == ToolSendKey || name == ToolDiscover
+	return name == ToolScreenshot || name == ToolWaitFor || name == ToolSendKey || name == ToolDiscover || name == ToolShow
 }
 
 // Bounds of raxol_send_key's arguments.

@@ -248,7 +248,7 @@ func (c *sessionServer) warnOnce(msg string, args ...any) {
 }
 
 func lensTools(derived []Derived) []lens.Tool {
-	tools := []lens.Tool{{Name: ToolScreenshot}, {Name: ToolWaitFor}, {Name: ToolSendKey}, {Name: ToolDiscover}}
+	tools := []lens.Tool{{Name: ToolScreenshot}, {Name: ToolWaitFor}, {Name: ToolSendKey}, {Name: ToolDiscover}, {Name: ToolShow}}
 	for _, d := range derived {
 		tools = append(tools, lens.Tool{Name: d.Name, WidgetID: d.WidgetID})
 	}

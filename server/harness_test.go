@@ -44,6 +44,7 @@ const (
 	keyEsc      = "\x1b"
 	keyCtrlC    = "\x03"
 	keyCtrlO    = "\x0f"
+	keyCtrlX    = "\x18"
 	keyUp       = "\x1b[A"
 	keyDown     = "\x1b[B"
 	keyRight    = "\x1b[C"

@@ -255,6 +255,7 @@ func New(app App, opts Options) (*Server, error) {
 	}
 	s.mcpMux = http.NewServeMux()
 	s.views = newWebViews(s.log, s.metrics, s.sessions, opts)
+	s.views.joins, s.views.clientIP = s.life.joins, s.httpProxies.clientIP
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// /sessions/<id>/view…: the browser's; the rest: the agents'.
 		if id, rest, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/sessions/"), "/"); ok && isView(rest) {

@@ -40,6 +40,7 @@ import (
 //	GET  /sessions/<id>/view?link=<code>  the link: exchanged for the cookie, then 303 to the page
 //	GET  /sessions/<id>/view              the page (cookie)
 //	GET  /sessions/<id>/view/events       the live channel (cookie): "role", "frame", "announce", "prompts", "end"
+//	POST /sessions/<id>/view/ask          no link: ask the owner to let this browser in (a cookie, then 303 to the page)
 //	POST /sessions/<id>/view/input        a driver's click, key or paste (cookie, JSON)
 //	POST /sessions/<id>/view/answer       the owner's answer to an approval prompt (cookie, JSON)
 //	GET  /sessions/<id>/view/app.js, app.css
@@ -77,11 +78,14 @@ type webViews struct {
 	joinTimeout  time.Duration  // how long the owner is asked
 	arming       time.Duration  // how long a prompt ignores answers (negative: none)
 	viewers      *slots[string] // live channels per session id: Limits.MaxBrowsersPerSession
+	joins        *rateWindow    // asks without a link, with the SSH joins, per client address
+	clientIP     func(*http.Request) string
 	now          func() time.Time
 
-	mu     sync.Mutex
-	links  map[[32]byte]viewAccess // sha256 of a link's code → what it opens, until used
-	grants map[[32]byte]*viewGrant // sha256 of a cookie → the access it gives
+	mu      sync.Mutex
+	links   map[[32]byte]viewAccess    // sha256 of a link's code → what it opens, until used
+	grants  map[[32]byte]*viewGrant    // sha256 of a cookie → the access it gives
+	renders map[string]*sessionRenders // session id → its latest renders, while a browser watches
 }
 
 type viewAccess struct {
@@ -131,7 +135,7 @@ type viewGrant struct {
 func newWebViews(log *slog.Logger, m *metrics.Metrics, sessions *session.Manager, opts Options) *webViews {
 	return &webViews{log: log, metrics: m, sessions: sessions, allowedHosts: opts.MCP.AllowedHosts, origins: opts.MCP.TrustedOrigins,
 		joinTimeout: opts.SSH.JoinTimeout, arming: opts.SSH.PromptArming, viewers: newSlots[string](opts.Limits.MaxBrowsersPerSession),
-		now: time.Now, links: map[[32]byte]viewAccess{}, grants: map[[32]byte]*viewGrant{}}
+		now: time.Now, links: map[[32]byte]viewAccess{}, grants: map[[32]byte]*viewGrant{}, renders: map[string]*sessionRenders{}}
 }
 
 func randomCode() (string, error) {
@@ -184,14 +188,88 @@ func (v *webViews) expireLocked(now time.Time) {
 	}
 }
 
+// grant makes a new browser access to session se (the owner not asked
+// yet) and returns its cookie's value; v.mu is held.
+func (v *webViews) grantLocked(se *session.Session, now time.Time) (string, error) {
+	cookie, err := randomCode()
+	if err != nil {
+		return "", err
+	}
+	k := sha256.Sum256([]byte(cookie))
+	// Until the owner answers, the access lasts as long as an unused link.
+	v.grants[k] = &viewGrant{viewAccess: viewAccess{session: se.ID, expires: now.Add(viewLinkTTL), token: se.TokenHash()},
+		name: "browser-" + hex.EncodeToString(k[:2]), decided: make(chan struct{}), gone: make(chan struct{}),
+		input: rate.NewLimiter(viewInputRate, viewInputBurst), shown: map[string]time.Time{}, locals: map[string]*ui.LocalState{}}
+	return cookie, nil
+}
+
+// viewAsksPerSession bounds the browsers that asked without a link and
+// were not answered yet, per session.
+const viewAsksPerSession = 4
+
+// ask lets a browser without a link ask the owner of session se to let
+// it in, as `ssh … join <id>` does: a cookie whose live channel asks. The
+// asks share the SSH joins' rate limit per client address, and a session
+// has at most viewAsksPerSession unanswered ones.
+func (v *webViews) ask(w http.ResponseWriter, r *http.Request, se *session.Session, live bool) {
+	if !live {
+		v.refuse(w, http.StatusNotFound, "There is no such session.")
+		return
+	}
+	if !v.joins.allow("addr\x00"+v.clientIP(r), v.now()) {
+		v.refuse(w, http.StatusTooManyRequests, tooManyJoins)
+		return
+	}
+	now := v.now()
+	v.mu.Lock()
+	v.expireLocked(now)
+	waiting := 0
+	for _, g := range v.grants {
+		if g.session == se.ID && g.role == viewAsking && !g.removed {
+			waiting++
+		}
+	}
+	if waiting >= viewAsksPerSession {
+		v.mu.Unlock()
+		v.refuse(w, http.StatusTooManyRequests, "Too many browsers are waiting for this session's owner. Try again later.")
+		return
+	}
+	cookie, err := v.grantLocked(se, now)
+	v.mu.Unlock()
+	if err != nil {
+		http.Error(w, "could not make a cookie", http.StatusInternalServerError)
+		return
+	}
+	v.setCookie(w, r, se.ID, cookie)
+	v.log.Info("browser asks to join", "session", se.ID, "remote", v.clientIP(r))
+	http.Redirect(w, r, "/sessions/"+se.ID+"/view", http.StatusSeeOther)
+}
+
+// setCookie gives the browser its access to session id's view.
+func (v *webViews) setCookie(w http.ResponseWriter, r *http.Request, id, cookie string) {
+	http.SetCookie(w, &http.Cookie{Name: viewCookie, Value: cookie, Path: "/sessions/" + id + "/view",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(viewGrantTTL / time.Second)})
+}
+
+// refuseAsk is the page for a browser without access: of a live session,
+// a button to ask its owner (a form: the page has no script).
+func (v *webViews) refuseAsk(w http.ResponseWriter, id string, live bool) {
+	if !live {
+		v.refuse(w, http.StatusForbidden, "You may not watch this session. Ask its owner for a link (ctrl+o).")
+		return
+	}
+	w.Header().Set("Content-Security-Policy", strings.Replace(csp, "form-action 'none'", "form-action 'self'", 1))
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusForbidden)
+	fmt.Fprintf(w, "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>raxol-ssh</title>"+
+		"<p>You may not watch this session yet. Its owner can give you a link (ctrl+o), or you can ask them now.</p>"+
+		"<form method=\"post\" action=\"/sessions/%s/view/ask\"><button type=\"submit\">Ask the owner to let me in</button></form></html>\n", html.EscapeString(id))
+}
+
 // redeem uses up the link code of session se and returns the cookie that
 // grants its access from now on.
 func (v *webViews) redeem(se *session.Session, code string) (string, bool) {
 	id := se.ID
-	cookie, err := randomCode()
-	if err != nil {
-		return "", false
-	}
 	now := v.now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -205,11 +283,8 @@ func (v *webViews) redeem(se *session.Session, code string) (string, bool) {
 	if a.token != se.TokenHash() {
 		return "", false // made before the token changed
 	}
-	k = sha256.Sum256([]byte(cookie))
-	v.grants[k] = &viewGrant{viewAccess: viewAccess{session: id, expires: now.Add(viewGrantTTL), token: a.token},
-		name: "browser-" + hex.EncodeToString(k[:2]), decided: make(chan struct{}), gone: make(chan struct{}),
-		input: rate.NewLimiter(viewInputRate, viewInputBurst), shown: map[string]time.Time{}, locals: map[string]*ui.LocalState{}}
-	return cookie, true
+	cookie, err := v.grantLocked(se, now)
+	return cookie, err == nil
 }
 
 // grantOf is the access r's cookie gives to session se: given for it, not
@@ -284,6 +359,7 @@ func (v *webViews) admit(ctx context.Context, g *viewGrant, se *session.Session,
 		return viewAsking // the browser left while asking: it may ask again
 	}
 	g.role = role
+	g.expires = v.now().Add(viewGrantTTL)
 	close(g.decided)
 	if role == viewAsking {
 		g.removed = true // refused: the cookie opens nothing more
@@ -373,7 +449,7 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	post := rest == "view/input" || rest == "view/answer"
+	post := rest == "view/input" || rest == "view/answer" || rest == "view/ask"
 	switch {
 	case post && r.Method != http.MethodPost, !post && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -403,10 +479,13 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 			v.refuse(w, http.StatusForbidden, "This link was used already or has expired. Ask the session's owner for a new one (ctrl+o).")
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: viewCookie, Value: cookie, Path: "/sessions/" + id + "/view",
-			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(viewGrantTTL / time.Second)})
+		v.setCookie(w, r, id, cookie)
 		v.log.Info("browser view opened", "session", id, "remote", r.RemoteAddr)
 		http.Redirect(w, r, "/sessions/"+id+"/view", http.StatusSeeOther)
+		return
+	}
+	if rest == "view/ask" {
+		v.ask(w, r, se, live)
 		return
 	}
 	var g *viewGrant
@@ -414,7 +493,7 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 		g = v.grantOf(r, se)
 	}
 	if g == nil {
-		v.refuse(w, http.StatusForbidden, "You may not watch this session. Ask its owner for a link (ctrl+o).")
+		v.refuseAsk(w, id, live)
 		return
 	}
 	switch rest {

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/session"
@@ -48,19 +49,142 @@ func roleSentence(r viewRole) string {
 	return "asking the session's owner to let you in…"
 }
 
-// viewHTML is the session's tree as HTML: the human's focus and the row
-// their terminal highlights in the focused widget marked; a driver's own
-// local state (its text cursors and rows) for the widgets it used; read
-// only for an observer (or a browser not yet let in).
+// viewHTML is the session's view as HTML now, as a browser of role sees it.
 func (v *webViews) viewHTML(se *session.Session, g *viewGrant, role viewRole) []byte {
+	return v.render(se, role < viewDriver).html
+}
+
+// viewRender is one render of a session's view: the HTML, the spans of
+// its widgets, and its skeleton (the HTML with each outermost widget's
+// element replaced by its id), which says whether patches of widgets can
+// turn the render before into this one. One render is shared by every
+// browser that sees the same thing (the same snapshot and attention, read
+// only or not): a hundred observers cost one render a frame.
+type viewRender struct {
+	key      viewKey
+	html     []byte
+	outer    []web.Part // outermost widgets, in order
+	skeleton string
+	dupes    bool // a widget id shows twice: only whole frames
+
+	seq    uint64 // numbers the session's renders
+	before uint64 // the seq of the render this one followed
+	patch  []byte // JSON of the patches from that one, or nil: send the frame
+}
+
+type viewKey struct {
+	version  uint64
+	att      session.Attention
+	readOnly bool
+}
+
+// sessionRenders is a session's latest renders, read only and not.
+type sessionRenders struct {
+	mu     sync.Mutex
+	seq    uint64
+	latest [2]*viewRender
+}
+
+// render is the session's view now, rendered once for every browser that
+// sees it.
+func (v *webViews) render(se *session.Session, readOnly bool) *viewRender {
+	v.mu.Lock()
+	sr := v.renders[se.ID]
+	if sr == nil {
+		sr = &sessionRenders{}
+		v.renders[se.ID] = sr
+	}
+	v.mu.Unlock()
 	snap := se.Dispatcher.Snapshot()
 	att := se.Attention()
-	return web.Render(snap.Tree, web.Options{Focus: att.Focus, ReadOnly: role < viewDriver, Local: func(id string) *ui.LocalState {
+	key := viewKey{version: snap.Version, att: att, readOnly: readOnly}
+	i := 0
+	if readOnly {
+		i = 1
+	}
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if r := sr.latest[i]; r != nil && r.key == key {
+		return r
+	}
+	html, parts := web.RenderParts(snap.Tree, web.Options{Focus: att.Focus, ReadOnly: readOnly, Local: func(id string) *ui.LocalState {
 		if id != "" && id == att.Focus {
 			return &ui.LocalState{Row: att.Row}
 		}
 		return nil
 	}})
+	sr.seq++
+	r := &viewRender{key: key, html: html, seq: sr.seq}
+	var sk strings.Builder
+	at := 0
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if !p.Outer {
+			continue
+		}
+		r.outer = append(r.outer, p)
+		r.dupes = r.dupes || seen[p.ID]
+		seen[p.ID] = true
+		sk.Write(html[at:p.Start])
+		sk.WriteString("\x00" + p.ID + "\x00")
+		at = p.End
+	}
+	sk.Write(html[at:])
+	r.skeleton = sk.String()
+	if prev := sr.latest[i]; prev != nil {
+		r.before, r.patch = prev.seq, r.patchAfter(prev)
+	}
+	sr.latest[i] = r
+	return r
+}
+
+// dropRenders forgets session id's renders once no browser watches it.
+func (v *webViews) dropRenders(id string) {
+	if v.viewers.held(id) > 0 {
+		return
+	}
+	v.mu.Lock()
+	delete(v.renders, id)
+	v.mu.Unlock()
+}
+
+// viewPatch is one widget's new element.
+type viewPatch struct {
+	ID   string `json:"id"`
+	HTML string `json:"html"`
+}
+
+// patchFrom is the JSON of the widgets to replace to turn prev (what a
+// browser was sent last) into r, or nil when only the whole frame will
+// do: prev is not the render r followed, or patchAfter found none.
+func (r *viewRender) patchFrom(prev *viewRender) []byte {
+	if prev == nil || r.before != prev.seq {
+		return nil
+	}
+	return r.patch
+}
+
+// patchAfter is the JSON of the widgets to replace to turn prev into r,
+// or nil when the layout changed (or a widget id shows twice) or the
+// patches would be half the frame or more.
+func (r *viewRender) patchAfter(prev *viewRender) []byte {
+	if r.dupes || prev.dupes || r.skeleton != prev.skeleton || len(r.outer) != len(prev.outer) {
+		return nil
+	}
+	var ps []viewPatch
+	size := 0
+	for i, p := range r.outer {
+		now, was := r.html[p.Start:p.End], prev.html[prev.outer[i].Start:prev.outer[i].End]
+		if string(now) != string(was) {
+			ps = append(ps, viewPatch{ID: p.ID, HTML: string(now)})
+			size += len(now)
+		}
+	}
+	if len(ps) == 0 || size*2 > len(r.html) {
+		return nil
+	}
+	b, _ := json.Marshal(ps) // strings only
+	return b
 }
 
 // viewPrompt is an approval prompt as the owner's page shows it.
@@ -118,6 +242,7 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		http.Error(w, fmt.Sprintf("too many browsers are on this session (limit %d)", v.viewers.max), http.StatusTooManyRequests)
 		return
 	}
+	defer v.dropRenders(se.ID)
 	defer release()
 
 	h := w.Header()
@@ -173,13 +298,20 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 	_, stop := se.WatchFunc(wake) // the activity, the human's focus, the prompts, the token
 	defer stop()
 
-	last, lastPrompts := "", ""
+	var last *viewRender
+	lastPrompts := ""
 	seq := se.ActivitySeq()
 	_, said := announcement(se.Activity())
 	frame := func() error {
-		if now := string(v.viewHTML(se, g, role)); now != last {
+		if now := v.render(se, role < viewDriver); now != last {
+			var err error
+			if p := now.patchFrom(last); p != nil {
+				err = send("patch", string(p))
+			} else if last == nil || string(now.html) != string(last.html) {
+				err = send("frame", string(now.html))
+			}
 			last = now
-			if err := send("frame", now); err != nil {
+			if err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -178,6 +179,33 @@ type renderer struct {
 	b         bytes.Buffer
 	opts      Options
 	truncated bool // nodes were left out for MaxBytes
+	parts     *[]Part
+	inWidget  int // widgets open around what is written now
+}
+
+// Part is one widget's element within a fragment [RenderParts] wrote: its
+// data-id, the span of its bytes, and whether it is outermost (inside no
+// other widget's element). A live channel that has sent a fragment
+// replaces what changed by sending changed outermost parts alone.
+type Part struct {
+	ID         string
+	Start, End int
+	Outer      bool
+}
+
+// RenderParts is [Render], with the span of every widget's element in
+// the fragment.
+func RenderParts(root ui.Node, opts Options) ([]byte, []Part) {
+	r := newRenderer(opts)
+	var parts []Part
+	r.parts = &parts
+	if h, ok := root.(ui.Hosted); ok {
+		r.hosted(h)
+	} else {
+		r.node(root, 0, "")
+	}
+	r.finish()
+	return r.b.Bytes(), parts
 }
 
 func newRenderer(opts Options) *renderer {
@@ -297,9 +325,10 @@ func (r *renderer) node(n ui.Node, depth int, label string) {
 	if r.full() {
 		return
 	}
-	start := r.b.Len()
+	start, inWidget := r.b.Len(), r.inWidget
 	defer func() {
 		if v := recover(); v != nil {
+			r.inWidget = inWidget
 			r.b.Truncate(start)
 			r.elem("p", "This part could not be shown.", "class", "raxol-note raxol-failed", "role", "note")
 		}
@@ -310,7 +339,17 @@ func (r *renderer) node(n ui.Node, depth int, label string) {
 	}
 	switch n := n.(type) {
 	case ui.Widget:
+		if r.parts == nil {
+			r.widget(n, depth, label)
+			return
+		}
+		at, mark := r.b.Len(), len(*r.parts)
+		r.inWidget++
 		r.widget(n, depth, label)
+		r.inWidget--
+		if r.b.Len() > at && !r.truncated {
+			*r.parts = slices.Insert(*r.parts, mark, Part{ID: dataID(safeID(n)), Start: at, End: r.b.Len(), Outer: r.inWidget == 0})
+		}
 	case ui.Column:
 		r.layout("raxol-column", n.Items, n.Gap, depth, label)
 	case ui.Row:
@@ -371,9 +410,10 @@ func (r *renderer) box(b ui.Box, depth int) {
 // hosted writes a hosted program: its screen as text, and its components
 // (the tree's widgets) beside it.
 func (r *renderer) hosted(h ui.Hosted) {
-	start := r.b.Len()
+	start, inWidget := r.b.Len(), r.inWidget
 	defer func() {
 		if v := recover(); v != nil {
+			r.inWidget = inWidget
 			r.b.Truncate(start)
 			r.elem("p", "The program's screen could not be shown.", "class", "raxol-note raxol-failed", "role", "note")
 		}

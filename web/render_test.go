@@ -272,3 +272,35 @@ func TestReadOnlyRender(t *testing.T) {
 		}
 	}
 }
+
+// RenderParts writes what Render writes, and each widget's span is the
+// bytes RenderWidget gives for it; outermost spans do not overlap, and
+// every widget inside one lies within it.
+func TestRenderPartsAreTheWidgetsElements(t *testing.T) {
+	m := fold(t, demo.New(), ui.TextInputChanged{ID: demo.IDSearch, Text: "billing"})
+	view := m.View()
+	opts := Options{Focus: demo.IDSearch}
+	full, parts := RenderParts(view, opts)
+	if !bytes.Equal(full, Render(view, opts)) {
+		t.Fatal("RenderParts wrote other bytes than Render")
+	}
+	if len(parts) < 5 {
+		t.Fatalf("only %d parts in the demo", len(parts))
+	}
+	lastEnd := -1
+	var outer Part
+	for _, p := range parts {
+		one, ok := RenderWidget(view, p.ID, opts)
+		if !ok || !bytes.Equal(full[p.Start:p.End], one) {
+			t.Errorf("part %q is not RenderWidget's element:\n%s\n%s", p.ID, full[p.Start:p.End], one)
+		}
+		if p.Outer {
+			if p.Start < lastEnd {
+				t.Errorf("outer part %q overlaps the one before", p.ID)
+			}
+			lastEnd, outer = p.End, p
+		} else if p.Start < outer.Start || p.End > outer.End {
+			t.Errorf("inner part %q is not inside %q", p.ID, outer.ID)
+		}
+	}
+}

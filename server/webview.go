@@ -24,6 +24,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
+	"github.com/raxol-ssh/raxol-ssh/web"
 )
 
 // The browser view of a session: a page that shows the session's
@@ -43,7 +44,7 @@ import (
 //	POST /sessions/<id>/view/ask          no link: ask the owner to let this browser in (a cookie, then 303 to the page)
 //	POST /sessions/<id>/view/input        a driver's click, key or paste (cookie, JSON)
 //	POST /sessions/<id>/view/answer       the owner's answer to an approval prompt (cookie, JSON)
-//	GET  /sessions/<id>/view/app.js, app.css
+//	GET  /sessions/<id>/view/app.js, app.css, colors.css
 //
 // webview.go holds the access (links, grants, roles, removal);
 // webview_channel.go the page and its live channel; webview_input.go what
@@ -466,6 +467,10 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	switch rest {
 	case "view/app.js", "view/app.css":
 		v.asset(w, strings.TrimPrefix(rest, "view/"))
+		return
+	case "view/colors.css": // the classes of a drawn screen's colours
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = w.Write([]byte(web.ColorCSS()))
 		return
 	}
 	se, live := v.sessions.Get(id)

@@ -25,7 +25,7 @@ func (v *webViews) page(w http.ResponseWriter, se *session.Session, g *viewGrant
 	b.WriteString("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	b.WriteString("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
 	fmt.Fprintf(&b, "<title>%s · raxol-ssh</title>\n", html.EscapeString(se.App))
-	b.WriteString("<link rel=\"stylesheet\" href=\"view/app.css\">\n</head>\n<body>\n")
+	b.WriteString("<link rel=\"stylesheet\" href=\"view/app.css\">\n<link rel=\"stylesheet\" href=\"view/colors.css\">\n</head>\n<body>\n")
 	fmt.Fprintf(&b, "<header><span>Session %s (%s) · you are %s</span> <span id=\"role\">%s</span> <span id=\"state\" role=\"status\"></span></header>\n",
 		html.EscapeString(se.ID), html.EscapeString(se.App), html.EscapeString(g.name), html.EscapeString(roleSentence(role)))
 	b.WriteString("<section id=\"prompts\" aria-label=\"Approvals\" hidden></section>\n")

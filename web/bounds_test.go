@@ -170,15 +170,25 @@ func (p program) HandleEvent(ui.Event, *ui.LocalState) []tea.Msg { return nil }
 
 func TestHostedProgram(t *testing.T) {
 	p := program{
-		screen: "\x1b[7m Pick one \x1b[0m\n> apples\n  pears <&>",
+		screen: "\x1b[7m Pick one \x1b[0m\n> \x1b[1;38;5;203mapples\x1b[22;39m\n  pears <&>\x1b]8;;http://evil\x07",
 		comps:  []ui.Node{ui.TextInput{ID: "filter", Label: "Filter", Value: "ap"}, custom{ID: "list", Label: "list", Drawn: "apples"}},
 	}
 	out := Render(p, Options{})
 	root := parse(t, out)
 	el := byDataID(t, root, "program")
 	pres := elements(el, tagged("pre"))
-	if len(pres) == 0 || textOfRaw(pres[0]) != " Pick one \n> apples\n  pears <&>" {
-		t.Fatalf("screen = %q", textOfRaw(pres[0]))
+	if len(pres) == 0 || textOfAll(pres[0]) != " Pick one \n> apples\n  pears <&>" {
+		t.Fatalf("screen = %q", textOfAll(pres[0]))
+	}
+	// The screen's styles are classes of spans: reverse video, bold in
+	// colour 203; the hyperlink's escape is gone.
+	for _, want := range []string{`<span class="f256 b257"> Pick one </span>`, `<span class="f203 rx-bold">apples</span>`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the screen lacks %s:\n%s", want, out)
+		}
+	}
+	if bytes.Contains(out, []byte("evil")) || bytes.Contains(out, []byte("\x1b")) {
+		t.Errorf("an escape sequence got through:\n%s", out)
 	}
 	in := elements(byDataID(t, root, "filter"), tagged("input"))
 	if len(in) != 1 || attrValue(in[0], "value") != "ap" {
@@ -237,4 +247,20 @@ func TestPointerWidgets(t *testing.T) {
 	if one, ok := RenderWidget(view, "c", Options{}); !ok || !bytes.Contains(out, one) {
 		t.Error("the checkbox in a *ui.Modal is not found")
 	}
+}
+
+// textOfAll is the text of n and everything in it, as it is (not trimmed).
+func textOfAll(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
 }

@@ -280,6 +280,17 @@ func (r *renderer) text(s string) { r.b.WriteString(esc(clean(s))) }
 // drawnText writes text drawn already cleaned (by drawn), escaped.
 func (r *renderer) drawnText(s string) { r.b.WriteString(esc(s)) }
 
+// drawnRaw is a widget's drawing with its styles (escape sequences), to
+// be written by drawnStyled.
+func (r *renderer) drawnRaw(w ui.Widget, width int) string {
+	return ui.RenderNode(w, width, ui.RenderOptions{
+		Width: width,
+		Focus: r.opts.Focus,
+		Local: r.local,
+		Theme: ui.DefaultTheme(),
+	})
+}
+
 // line writes app text on one line, cleaned and escaped.
 func (r *renderer) line(s string) { r.b.WriteString(esc(oneLine(s))) }
 
@@ -426,16 +437,16 @@ func (r *renderer) hosted(h ui.Hosted) {
 		if width <= 0 {
 			width = hostedWidth
 		}
-		screen = r.drawn(w, width)
+		screen = r.drawnRaw(w, width)
 	}
 	attrs := []string{"class", "raxol-hosted"}
 	if id != "" {
 		attrs = append(attrs, "data-id", dataID(id), "id", domID(id))
 	}
 	r.open("div", attrs...)
-	r.open("section", "class", "raxol-screen", "aria-label", "Screen")
+	r.open("section", "class", "raxol-screen", "aria-label", "Screen", "tabindex", "0") // focusable: a driver types to the program here
 	r.open("pre")
-	r.drawnText(screen)
+	r.drawnStyled(screen, maxDrawnRunes)
 	r.close("pre")
 	r.close("section")
 	if kids := h.Children(); len(kids) > 0 {

@@ -13,7 +13,9 @@
 // which the focus lens advertises about fifteen; tool results answered
 // after the dispatcher has folded the call's messages; resources (model
 // projections, the tree, the screen, the context) with RFC 6902 JSON Patch
-// updates to subscribers; presence of agents in the session.
+// updates to subscribers; the session's live view as an MCP App (a
+// ui:// resource a chat host renders, kept live through raxol_show);
+// presence of agents in the session.
 //
 // A session's MCP server is created on its first authenticated request
 // and closed, with its clients, when the session ends.
@@ -47,6 +49,10 @@
 //     terminal is attached), discover_tools; waitfor.go: raxol_wait_for,
 //     which waits on the server until the screen shows a text or matches
 //     a regular expression.
+//   - mcpapp.go: the session's live view as an MCP App: the
+//     io.modelcontextprotocol/ui extension, the resource [URIView] (the
+//     page embedded from mcpapp/view.html) and [ToolShow], the view as
+//     package web's HTML with a version, a long poll with "after".
 //   - authorize.go, gate.go, readpolicy.go: the authorization gate, tool
 //     approval by the human, and the read policy.
 //   - clients.go, slots.go, order.go, resources.go, stdio.go: attached

@@ -40,15 +40,7 @@ func openView(t *testing.T, srv *testServer, owner *client, id string) *webClien
 	if r, err := w.http.Get(link); err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("the link: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/events", nil)
-	stream, err := (&http.Client{Jar: jar}).Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("the live channel: %v", err)
-	}
-	t.Cleanup(func() { stream.Body.Close() })
-	w.events = readEvents(stream.Body)
+	w.events = openEvents(t, jar, w.base+"/events")
 	return w
 }
 
@@ -346,15 +338,7 @@ func TestBrowserAsksWithoutALink(t *testing.T) {
 	if code, _ := b.post("/ask", []byte{}, "Content-Type", "application/x-www-form-urlencoded"); code != http.StatusSeeOther {
 		t.Fatalf("the ask: %d, want 303 to the page", code)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
-	stream, err := (&http.Client{Jar: jar}).Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("the live channel: %v", err)
-	}
-	defer stream.Body.Close()
-	events := readEvents(stream.Body)
+	events := openEvents(t, jar, base+"/events")
 	waitEvent(t, events, "state", func(d string) bool { return strings.Contains(d, "Asking") })
 	admitBrowser(t, owner, "r")
 	waitEvent(t, events, "role", func(d string) bool { return strings.Contains(d, `"role":"driver"`) })

@@ -45,6 +45,21 @@ func admitBrowser(t *testing.T, owner *client, key string) {
 	owner.WaitFor(t, func(s string) bool { return !strings.Contains(s, browserPrompt) }, waitLong)
 }
 
+// openEvents opens a browser's live channel (with jar's cookie) at url and
+// reads its events until the test ends.
+func openEvents(t *testing.T, jar http.CookieJar, url string) <-chan sseEvent {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	stream, err := (&http.Client{Jar: jar}).Do(req)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("the live channel: %v", err)
+	}
+	t.Cleanup(func() { stream.Body.Close() })
+	return readEvents(stream.Body)
+}
+
 // sseEvent is one server-sent event.
 type sseEvent struct{ name, data string }
 
@@ -267,15 +282,7 @@ func TestBrowserViewRevokedByANewToken(t *testing.T) {
 	if r, err := browser.Get(link); err != nil || r.StatusCode != http.StatusOK {
 		t.Fatalf("the link: %v %v", r.StatusCode, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
-	stream, err := (&http.Client{Jar: jar}).Do(req)
-	if err != nil || stream.StatusCode != http.StatusOK {
-		t.Fatalf("the live channel: %v", err)
-	}
-	defer stream.Body.Close()
-	events := readEvents(stream.Body)
+	events := openEvents(t, jar, base+"/events")
 	admitBrowser(t, owner, "r")
 	waitEvent(t, events, "frame", func(string) bool { return true })
 

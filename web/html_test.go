@@ -83,20 +83,7 @@ func byID(root *html.Node, id string) *html.Node {
 }
 
 // textOf is the text content of n.
-func textOf(n *html.Node) string {
-	var b strings.Builder
-	var walk func(*html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return strings.TrimSpace(b.String())
-}
+func textOf(n *html.Node) string { return strings.TrimSpace(textOfAll(n)) }
 
 // implicitRoles are the roles the elements this package writes have
 // without a role attribute, for the ones a user interacts with.

@@ -175,15 +175,17 @@ func (v *webViews) link(id string) (string, error) {
 	return code, nil
 }
 
-// expireLocked drops what has expired; v.mu is held.
+// expireLocked drops what has expired, was removed, or belongs to a
+// session that ended; v.mu is held.
 func (v *webViews) expireLocked(now time.Time) {
+	gone := func(id string) bool { _, live := v.sessions.Get(id); return !live }
 	for k, a := range v.links {
-		if now.After(a.expires) {
+		if now.After(a.expires) || gone(a.session) {
 			delete(v.links, k)
 		}
 	}
 	for k, g := range v.grants {
-		if now.After(g.expires) {
+		if now.After(g.expires) || g.removed || gone(g.session) {
 			delete(v.grants, k)
 		}
 	}
@@ -360,7 +362,9 @@ func (v *webViews) admit(ctx context.Context, g *viewGrant, se *session.Session,
 		return viewAsking // the browser left while asking: it may ask again
 	}
 	g.role = role
-	g.expires = v.now().Add(viewGrantTTL)
+	if role != viewAsking {
+		g.expires = v.now().Add(viewGrantTTL)
+	}
 	close(g.decided)
 	if role == viewAsking {
 		g.removed = true // refused: the cookie opens nothing more

@@ -100,7 +100,7 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := startServer(t, server.Options{MCP: server.MCPOptions{MaxTools: 5}})
+			srv := startServer(t, server.Options{MCP: server.MCPOptions{MaxTools: 6}})
 			human := connect(t, srv.SSHAddr(), clientOpts{})
 			id := waitDemo(t, human)
 			se, ok := srv.Sessions().Get(id)
@@ -127,7 +127,8 @@ func TestHumanAndAgentShareOneSession(t *testing.T) {
 				t.Fatalf("agent's get_value = %v, want the human's text", v)
 			}
 
-			// tools/list follows the human's focus (5 tools: 3 session + 2 of the focused widget).
+			// tools/list follows the human's focus (6 tools: the 5 session tools and the
+			// focused widget's first).
 			testkit.Eventually(t, waitLong, func() bool {
 				return slices.Contains(ag.tools(), "demo.search.type_into")
 			}, "tools/list to show the focused search input's tools")

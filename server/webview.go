@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -44,6 +45,7 @@ import (
 //	POST /sessions/<id>/view/ask          no link: ask the owner to let this browser in (a cookie, then 303 to the page)
 //	POST /sessions/<id>/view/input        a driver's click, key or paste (cookie, JSON)
 //	POST /sessions/<id>/view/answer       the owner's answer to an approval prompt (cookie, JSON)
+//	POST /sessions/<id>/view/remove       the owner removes a browser (cookie, JSON)
 //	GET  /sessions/<id>/view/app.js, app.css, colors.css
 //
 // webview.go holds the access (links, grants, roles, removal);
@@ -397,6 +399,46 @@ func (v *webViews) removeAll(id string) int {
 	return n
 }
 
+// removeOne ends the access of the browser named name on session id (the
+// owner's page): its channels end at once. It reports whether there was
+// one.
+func (v *webViews) removeOne(id, name string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for k, g := range v.grants {
+		if g.session == id && g.name == name && !g.removed {
+			g.removed = true
+			close(g.gone)
+			delete(v.grants, k)
+			return true
+		}
+	}
+	return false
+}
+
+// viewBrowser is a browser on the session as the owner's page lists it.
+type viewBrowser struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	You  bool   `json:"you,omitempty"`
+}
+
+// browserList is the browsers with access to session id, as JSON for the
+// owner's page (the one of g marked).
+func (v *webViews) browserList(id string, g *viewGrant) string {
+	v.mu.Lock()
+	out := []viewBrowser{}
+	for _, o := range v.grants {
+		if o.session == id && !o.removed {
+			out = append(out, viewBrowser{Name: o.name, Role: o.role.String(), You: o == g})
+		}
+	}
+	v.mu.Unlock()
+	slices.SortFunc(out, func(a, b viewBrowser) int { return strings.Compare(a.Name, b.Name) })
+	b, _ := json.Marshal(out) // strings only
+	return string(b)
+}
+
 // browsers is the browsers with access to session id, for the owner's
 // attach panel: name and role.
 func (v *webViews) browsers(id string) []string {
@@ -454,7 +496,7 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	post := rest == "view/input" || rest == "view/answer" || rest == "view/ask"
+	post := rest == "view/input" || rest == "view/answer" || rest == "view/ask" || rest == "view/remove"
 	switch {
 	case post && r.Method != http.MethodPost, !post && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -514,6 +556,8 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 		v.input(w, r, se, g)
 	case "view/answer":
 		v.answer(w, r, se, g)
+	case "view/remove":
+		v.remove(w, r, se, g)
 	default:
 		http.NotFound(w, r)
 	}

@@ -299,7 +299,7 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 	defer stop()
 
 	var last *viewRender
-	lastPrompts := ""
+	lastPrompts, lastBrowsers := "", ""
 	seq := se.ActivitySeq()
 	_, said := announcement(se.Activity())
 	frame := func() error {
@@ -318,7 +318,13 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		if role == viewOwner {
 			if p := v.prompts(se, g); p != lastPrompts {
 				lastPrompts = p
-				return send("prompts", p)
+				if err := send("prompts", p); err != nil {
+					return err
+				}
+			}
+			if b := v.browserList(se.ID, g); b != lastBrowsers {
+				lastBrowsers = b
+				return send("browsers", b)
 			}
 		}
 		return nil

@@ -296,6 +296,27 @@ func TestBrowserOwnerAnswersApprovalsAndIsRemoved(t *testing.T) {
 		return n
 	}
 	testkit.Eventually(t, waitLong, func() bool { return inPresence() == 1 }, "the browser in presence")
+
+	// The owner's page lists the browsers and removes one of them.
+	other := openView(t, srv, owner, id)
+	admitBrowser(t, owner, "r")
+	role := waitEvent(t, other.events, "role", func(string) bool { return true })
+	var them struct{ Name string }
+	_ = json.Unmarshal([]byte(role.data), &them)
+	waitEvent(t, me.events, "browsers", func(d string) bool { return strings.Contains(d, them.Name) && strings.Contains(d, `"you":true`) })
+	if code, body := other.post("/remove", map[string]string{"name": them.Name}); code != http.StatusForbidden {
+		t.Errorf("a driver removing a browser: %d %s", code, body)
+	}
+	if code, body := me.post("/remove", map[string]string{"name": "browser-none"}); code != http.StatusNotFound {
+		t.Errorf("removing no such browser: %d %s", code, body)
+	}
+	if code, body := me.post("/remove", map[string]string{"name": them.Name}); code != http.StatusOK {
+		t.Fatalf("the owner's page removing %s: %d %s", them.Name, code, body)
+	}
+	waitEvent(t, other.events, "end", func(d string) bool { return strings.Contains(d, "removed") })
+	waitEvent(t, me.events, "browsers", func(d string) bool { return !strings.Contains(d, them.Name) })
+	testkit.Eventually(t, waitLong, func() bool { return inPresence() == 1 }, "the removed browser out of presence")
+
 	owner.Key(keyCtrlO)
 	owner.WaitFor(t, "Browsers: browser-", waitLong)
 	owner.Key(keyCtrlX)

@@ -198,3 +198,27 @@ func (v *webViews) answer(w http.ResponseWriter, r *http.Request, se *session.Se
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"answered":true}` + "\n"))
 }
+
+// remove takes the owner's removal of a browser from their page: its
+// access ends and its channels close at once, as with ctrl+x in the
+// terminal's attach panel, for that one browser.
+func (v *webViews) remove(w http.ResponseWriter, r *http.Request, se *session.Session, g *viewGrant) {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := readViewJSON(w, r, &req); err != nil {
+		viewError(w, http.StatusBadRequest, err)
+		return
+	}
+	if v.roleOf(g) != viewOwner {
+		viewError(w, http.StatusForbidden, errors.New("only the session's owner removes browsers"))
+		return
+	}
+	if !v.removeOne(se.ID, req.Name) {
+		viewError(w, http.StatusNotFound, errors.New("no such browser is on this session"))
+		return
+	}
+	v.log.Info("browser removed by the owner's browser", "session", se.ID, "by", g.name, "removed", req.Name)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"removed":true}` + "\n"))
+}

@@ -9,7 +9,9 @@
 //
 // `raxol-load floor` serves the floor the numbers are compared with: a
 // bare wish + Bubble Tea server and a go-sdk echo tool; point the load at
-// it with --mcp-url and --tool echo (see floor.go).
+// it with --mcp-url and --tool echo (see floor.go). `raxol-load viewers`
+// measures what a browser on a session's web view costs against an SSH
+// joiner (viewers.go).
 //
 // Against a cluster, --ssh and --metrics take the nodes' addresses,
 // comma-separated: sessions are opened on each node in turn, the nodes'
@@ -33,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -59,6 +62,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "hosted" {
 		if err := serveHosted(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "raxol-load hosted:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "viewers" {
+		if err := runViewers(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "raxol-load viewers:", err)
 			os.Exit(1)
 		}
 		return
@@ -452,34 +462,17 @@ func drain(c chan struct{}) {
 }
 
 func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
-	conn, err := gossh.Dial("tcp", addr, cfg)
+	return openTerm(addr, cfg, "", 80, 24)
+}
+
+// openTerm opens a session with a cols×rows PTY that runs command (a
+// shell when ""), and keeps its screen.
+func openTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows int) (*client, error) {
+	conn, sess, stdin, stdout, err := dialTerm(addr, cfg, command, cols, rows, nil)
 	if err != nil {
 		return nil, err
 	}
-	sess, err := conn.NewSession()
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	if err := sess.RequestPty("xterm-256color", 24, 80, gossh.TerminalModes{}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	stdin, err := sess.StdinPipe()
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	stdout, err := sess.StdoutPipe()
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	if err := sess.Shell(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(80, 24), sshAddr: addr}
+	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(cols, rows), sshAddr: addr}
 	go func() { _, _ = io.Copy(stdin, c.em) }() // the terminal's replies to queries
 	first := make(chan struct{})
 	go func() {
@@ -510,6 +503,49 @@ func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
 		return nil, errors.New("no first frame within 30s")
 	}
 	return c, nil
+}
+
+// dialTerm connects to addr (through wrap when not nil: the load's own
+// count of the bytes on the wire) and starts command (a shell when "")
+// on a cols×rows PTY.
+func dialTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows int, wrap func(net.Conn) net.Conn) (*gossh.Client, *gossh.Session, io.WriteCloser, io.Reader, error) {
+	nc, err := net.DialTimeout("tcp", addr, cfg.Timeout)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if wrap != nil {
+		nc = wrap(nc)
+	}
+	cc, chans, reqs, err := gossh.NewClientConn(nc, addr, cfg)
+	if err != nil {
+		nc.Close()
+		return nil, nil, nil, nil, err
+	}
+	conn := gossh.NewClient(cc, chans, reqs)
+	sess, err := conn.NewSession()
+	if err == nil {
+		err = sess.RequestPty("xterm-256color", rows, cols, gossh.TerminalModes{})
+	}
+	var stdin io.WriteCloser
+	if err == nil {
+		stdin, err = sess.StdinPipe()
+	}
+	var stdout io.Reader
+	if err == nil {
+		stdout, err = sess.StdoutPipe()
+	}
+	if err == nil {
+		if command == "" {
+			err = sess.Shell()
+		} else {
+			err = sess.Start(command)
+		}
+	}
+	if err != nil {
+		conn.Close()
+		return nil, nil, nil, nil, err
+	}
+	return conn, sess, stdin, stdout, nil
 }
 
 // The agents' endpoint and tools (flags).

@@ -182,6 +182,9 @@ func TestShowAnswersTheView(t *testing.T) {
 	if strings.Contains(s.html(), "<script") {
 		t.Errorf("the view holds a script")
 	}
+	if got := string(mcpbridge.ViewHTML(e.session)); got != s.html() {
+		t.Errorf("ViewHTML, what a browser view shows, differs from raxol_show's view:\n%s\n%s", got, s.html())
+	}
 	if !strings.Contains(s.text, e.session.ID) || strings.Contains(s.text, "<") {
 		t.Errorf("the text is %q, want a sentence naming the session", s.text)
 	}

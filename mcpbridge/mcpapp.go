@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +37,8 @@ import (
 //   - The read-only tool [ToolShow] links to it (_meta.ui.resourceUri) and
 //     answers with the session's view as HTML (package web's, the same the
 //     browser view shows: the human's focus and the row their terminal
-//     highlights marked) and its version. With "after" it is a long poll:
+//     highlights marked), its version, and the newest agent action for the
+//     page's live region. With "after" it is a long poll:
 //     while the view is still that version it waits, up to showMax, for it
 //     to change. The page keeps itself live by calling it in a loop; it is
 //     an observer, with no input wired.
@@ -45,7 +47,10 @@ import (
 // URITree (answerRead), through the same withhold middleware as every tool
 // answer: a client that may not read the tree gets a "withheld" object and
 // no HTML, and never waits (when the view changed would say something of
-// it). Whether the tool may be called at all is the tool policy's.
+// it). The announcement is the activity's, left out (and named in
+// "withheld") for a client that may not read raxol://session/activity, as
+// the context resource does. Whether the tool may be called at all is the
+// tool policy's.
 const (
 	// ToolShow is the tool that answers with the session's live view.
 	ToolShow = "raxol_show"
@@ -141,11 +146,12 @@ func (c *sessionServer) show(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil
 	}
+	v := c.readViewOf(req)
 	html, version := c.viewNow()
-	if !wait || version != after || !c.readViewOf(req).may(URITree) {
+	if !wait || version != after || !v.may(URITree) {
 		// A client that may not read the tree does not wait: its answer
 		// is withheld (withhold), and when it came would tell of a change.
-		return c.showResult(html, version), nil
+		return c.showResult(html, version, v), nil
 	}
 	// A wait holds one of the client's wait slots, shared with
 	// raxol_wait_for.
@@ -164,19 +170,53 @@ func (c *sessionServer) show(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	case err != nil:
 		return errorResult(waitCancelled, "the wait was withdrawn: the request was cancelled or its client went away"), nil
 	}
-	return c.showResult(html, version), nil
+	return c.showResult(html, version, v), nil
 }
 
 // showResult is raxol_show's answer: the view and its version as
-// structured content, and a sentence for a host that shows no App.
-func (c *sessionServer) showResult(html []byte, version uint64) *mcp.CallToolResult {
-	b, err := json.Marshal(map[string]any{"html": string(html), "version": version})
+// structured content, the newest agent action for the App's live region
+// ("announce", read like the activity: withheld from a client that may
+// not read raxol://session/activity), and a sentence for a host that
+// shows no App.
+func (c *sessionServer) showResult(html []byte, version uint64, v *readView) *mcp.CallToolResult {
+	fields := map[string]any{"html": string(html), "version": version}
+	switch {
+	case !v.may(URITree):
+		// withhold leaves out every part.
+	case !v.may(URIActivity):
+		fields["withheld"] = map[string]any{"announce": withheldBecause(URIActivity)}
+	default:
+		if a, seq, ok := c.sess.LastAgentAction(); ok {
+			fields["announce"] = map[string]any{"seq": seq, "text": announcement(a)}
+		}
+	}
+	b, err := json.Marshal(fields)
 	if err != nil {
 		return errorResult(ErrKindInternalError, "result could not be encoded: "+err.Error())
 	}
 	text := fmt.Sprintf("The live view of session %s (version %d) is shown to the human where the host displays MCP Apps. "+
 		"For the screen as text, call %s.", c.sess.ID, version, ToolScreenshot)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(b)}
+}
+
+// maxAnnounce bounds an announcement, in bytes.
+const maxAnnounce = 200
+
+// announcement is the sentence a live region says for an agent's action:
+// "agent <client> <summary>" ("agent claude typed into Search").
+func announcement(a session.Action) string {
+	text := "agent " + strings.TrimPrefix(a.Origin, "agent:") + " " + a.Summary
+	if len(text) > maxAnnounce {
+		cut := 0
+		for i := range text { // at a character's start
+			if i > maxAnnounce {
+				break
+			}
+			cut = i
+		}
+		text = text[:cut]
+	}
+	return text
 }
 
 // waitView waits until the view's version is no longer after, or showMax

@@ -188,6 +188,11 @@ func TestShowAnswersTheView(t *testing.T) {
 	if !strings.Contains(s.text, e.session.ID) || strings.Contains(s.text, "<") {
 		t.Errorf("the text is %q, want a sentence naming the session", s.text)
 	}
+	// The newest agent action, for the App's live region.
+	an, _ := s.fields["announce"].(map[string]any)
+	if an["text"] != "agent test-agent 1.0 typed into Name" || an["seq"] == nil {
+		t.Errorf("announce = %v, want the agent's type_into", s.fields["announce"])
+	}
 	if again := callShow(t, context.Background(), cs, nil); again.version() != s.version() || again.html() != s.html() {
 		t.Fatalf("nothing changed, yet version %v became %v", s.version(), again.version())
 	}
@@ -345,6 +350,26 @@ func TestShowRefusesBadArguments(t *testing.T) {
 		if s := callShow(t, context.Background(), cs, args); !s.isErr || s.fields["error"] != mcpbridge.ErrKindInvalidArgs {
 			t.Errorf("raxol_show %v = %+v, want invalid_arguments", args, s)
 		}
+	}
+}
+
+// TestShowAnnouncesLikeTheActivity: a client that may read the tree but
+// not the activity gets the view without the announcement of the newest
+// agent action, named in "withheld".
+func TestShowAnnouncesLikeTheActivity(t *testing.T) {
+	noActivity := func(method string, args map[string]any, _ authz.Context) authz.Decision {
+		if method == "resources/read" && args["uri"] == mcpbridge.URIActivity {
+			return authz.Deny("not the activity")
+		}
+		return authz.Allow()
+	}
+	e := policyEnv(t, configured(authz.AllowAll(), noActivity))
+	cs, _ := e.connect(false)
+	testkit.MustCall(t, cs, "app.name.type_into", map[string]any{"text": "ada"})
+	s := callShow(t, context.Background(), cs, nil)
+	w, _ := s.fields["withheld"].(map[string]any)
+	if s.isErr || !strings.Contains(s.html(), `value="ada"`) || s.fields["announce"] != nil || w["announce"] == nil || len(w) != 1 {
+		t.Fatalf("raxol_show without the activity = %+v", s)
 	}
 }
 

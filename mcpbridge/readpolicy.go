@@ -27,10 +27,10 @@ import (
 //	the screen text                              raxol://session/screen
 //	a widget's state: a widget tool's result,    raxol://session/tree
 //	  state and error text; the context's
-//	  "widgets"
+//	  "widgets"; raxol_show's view
 //	a model projection (the context's "model")   <app>://state/<name>
 //	the activity (the context's "activity",      raxol://session/activity
-//	  "recent")
+//	  "recent"; raxol_show's "announce")
 //	tool names and descriptions (discover_tools) tools/list
 //
 // A client that may not make that read gets the answer without that part

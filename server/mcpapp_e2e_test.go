@@ -1,11 +1,15 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,6 +133,13 @@ type appFrame struct {
 // html is the App's view now, or "" while the iframe is not there yet.
 func (f *appFrame) html(t *testing.T) string {
 	t.Helper()
+	return f.eval(t, `(document.getElementById("view") || {innerHTML: ""}).innerHTML`)
+}
+
+// eval evaluates a JavaScript expression of a string in the App's
+// frame; "" while the iframe is not there yet.
+func (f *appFrame) eval(t *testing.T, expr string) string {
+	t.Helper()
 	if f.ctx == nil {
 		targets, err := chromedp.Targets(f.browser)
 		if err != nil {
@@ -153,11 +164,45 @@ func (f *appFrame) html(t *testing.T) string {
 	}
 	c, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	html, err := chromedp.Run(c, chromedp.Evaluate[string](`(document.getElementById("view") || {innerHTML: ""}).innerHTML`))
+	v, err := chromedp.Run(c, chromedp.Evaluate[string](expr))
 	if err != nil {
-		t.Fatalf("read the App's view: %v", err)
+		t.Fatalf("evaluate %s in the App's frame: %v", expr, err)
 	}
-	return html
+	return v
+}
+
+// appScreenshot keeps a screenshot of the tab's viewport as the artefact
+// name.png, and fails when it shows next to nothing. It captures the
+// viewport (browsertest.Screenshot's full-page capture leaves an
+// out-of-process iframe blank).
+func appScreenshot(t *testing.T, browser context.Context, name string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(browser, 30*time.Second)
+	defer cancel()
+	b, err := chromedp.Run(c, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(browsertest.ArtefactDir(t), name+".png")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(b))
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dark := 0 // pixels of text, borders, highlights
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r+g+bl < 3*0xc000 {
+				dark++
+			}
+		}
+	}
+	if dark < 5000 {
+		t.Fatalf("the screenshot %s shows next to nothing (%d dark pixels)", path, dark)
+	}
 }
 
 // latest prints the string it points to when the failure message is
@@ -184,7 +229,8 @@ func highlightedRow(html string) string {
 // of the demo, a real go-sdk client over HTTP, and a real headless
 // Chromium hosting the App's resource in a sandboxed iframe the way a chat
 // host does. The iframe shows the demo's table, and follows the human's
-// arrow keys over SSH and an agent's tool call.
+// arrow keys over SSH and an agent's tool call, which its live region
+// announces.
 func TestMCPAppShowsTheLiveSession(t *testing.T) {
 	app := demoApp()
 	demoTools := app.ToolPolicy
@@ -234,7 +280,9 @@ func TestMCPAppShowsTheLiveSession(t *testing.T) {
 	host := newMCPAppHost(t, agent, rr.Contents[0].Text, opened)
 
 	browser := browsertest.New(t)
-	browsertest.Run(t, browser, "open the host page", chromedp.Navigate(host.URL))
+	// The screenshot's viewport from the start: a resize just before it
+	// would leave the out-of-process iframe to be painted again.
+	browsertest.Run(t, browser, "open the host page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(host.URL))
 
 	// The demo's table, in the iframe.
 	frame := &appFrame{browser: browser}
@@ -265,8 +313,14 @@ func TestMCPAppShowsTheLiveSession(t *testing.T) {
 	if strings.Contains(view, "<script") {
 		t.Fatalf("the view in the App holds a script")
 	}
+	// The App's live region says what the agent did.
+	var said string
+	testkit.Eventually(t, waitLong, func() bool {
+		said = frame.eval(t, `document.getElementById("announce").textContent`)
+		return strings.Contains(said, "agent snapshot-agent") && strings.Contains(said, "typed into Search")
+	}, "the App's live region to say the agent typed; it says %q", latest{&said})
 
-	browsertest.Screenshot(t, browser, "mcpapp-session-view-1280x800", 1280, 800, false)
+	appScreenshot(t, browser, "mcpapp-session-view-1280x800")
 
 	// The App keeps itself live with long polls: a call per change, not
 	// a stream of calls (three changes above; a poll answers at most every

@@ -56,6 +56,11 @@
     return "";
   }
 
+  // The element an Enter or Space the page sent as a key was pressed on,
+  // until that press is over: the click a browser makes of it (on a
+  // button, on its keypress or keyup) is the same press, not a second one.
+  let pressed = null;
+
   view.addEventListener("keydown", (e) => {
     if (e.key === "Tab") { return; } // the browser's own focus moves
     const id = widgetOf(e.target);
@@ -67,7 +72,14 @@
     const k = keyName(e);
     if (!k) { return; }
     e.preventDefault(); // the server's frame shows what the key did
+    if (k === "enter" || k === "space") { pressed = e.target; }
     send({ id: id, kind: "key", key: k });
+  });
+  view.addEventListener("keypress", (e) => {
+    if (pressed && e.target === pressed) { e.preventDefault(); }
+  });
+  view.addEventListener("keyup", () => {
+    setTimeout(() => { pressed = null; }, 0); // after the keyup's own click
   });
 
   view.addEventListener("paste", (e) => {
@@ -77,12 +89,57 @@
     if (id && text) { send({ id: id, kind: "paste", text: text }); }
   });
 
+  // A click on a part of a composite widget (a tab, a row, an option, a
+  // menu item, a tree item, a dialog's button) is sent as the keys a
+  // terminal user would press for it: the server's click has no position
+  // in a browser, and a click at the widget's corner would pick its first
+  // part. The keys take the widget's own event path, as a terminal's do.
+  const repeat = (key, n) => Array.from({ length: Math.max(n, 0) }, () => key);
+  function keysFor(target) {
+    const role = target.getAttribute("role");
+    const action = target.dataset.action;
+    if (target.closest("dialog") && (action === "confirm" || action === "dismiss")) {
+      return [action === "confirm" ? "enter" : "esc"];
+    }
+    if (role === "tab") {
+      const list = target.closest("[role=tablist]");
+      const tabs = list ? [...list.querySelectorAll("[role=tab]")] : [];
+      const to = tabs.indexOf(target);
+      const from = tabs.findIndex((x) => x.getAttribute("aria-selected") === "true");
+      if (to < 0 || to === from) { return []; }
+      if (to === 0) { return ["home"]; }
+      if (to === tabs.length - 1) { return ["end"]; }
+      if (from < 0) { return ["home"].concat(repeat("right", to)); }
+      return repeat(to > from ? "right" : "left", Math.abs(to - from));
+    }
+    // A list's part: to the top, down to it, then choose it.
+    let i = -1;
+    if (role === "option" || target.matches("tr[data-index]")) {
+      i = parseInt(target.dataset.index, 10);
+    } else if (role === "menuitem") {
+      const menu = target.closest(".raxol-menu");
+      i = menu ? [...menu.querySelectorAll("[role=menuitem]:not([disabled])")].indexOf(target) : -1;
+    } else if (role === "treeitem") {
+      const tree = target.closest("[role=tree]");
+      i = tree ? [...tree.querySelectorAll("[role=treeitem]")].indexOf(target) : -1;
+    }
+    if (!(i >= 0)) { return null; }
+    return ["home"].concat(repeat("down", i), ["enter"]);
+  }
+
   view.addEventListener("click", (e) => {
-    const target = e.target.closest("button, input[type=checkbox], [role=tab], [role=menuitem], [role=option]");
-    if (!target) { return; }
+    const target = e.target.closest("button, input[type=checkbox], [role=tab], [role=menuitem], [role=option], [role=treeitem], tbody tr[data-index]");
+    if (!target || !view.contains(target)) { return; }
     e.preventDefault(); // a checkbox changes when the server says so
+    if (e.detail === 0 && pressed && pressed.contains(target)) { return; } // the key was sent
     const id = widgetOf(target);
-    if (id) { send({ id: id, kind: "click" }); }
+    if (!id || !drives()) { return; }
+    const keys = keysFor(target);
+    if (keys === null) {
+      send({ id: id, kind: "click" });
+      return;
+    }
+    for (const k of keys) { send({ id: id, kind: "key", key: k }); }
   });
 
   // Replacing the view keeps the element with focus focused, and a text
@@ -128,6 +185,7 @@
   es.addEventListener("end", (e) => {
     state.textContent = e.data || "The session ended.";
     role = "ended";
+    view.dataset.role = role;
     promptsEl.hidden = true;
     es.close();
   });
@@ -139,49 +197,71 @@
 
   // The owner's approval prompts: the buttons answer once the prompt has
   // been shown for the arming delay, as keys in the terminal do.
+  // A prompt already shown keeps its element: the list comes again with
+  // every frame while a prompt arms (its armed_in_ms counts down), and a
+  // box rebuilt under the pointer would lose the click on its button.
+  const shownPrompts = new Map(); // prompt id → its box
   function showPrompts(list) {
-    promptsEl.replaceChildren();
-    promptsEl.hidden = list.length === 0;
-    for (const p of list) {
-      const box = document.createElement("div");
-      box.className = "raxol-prompt";
-      box.setAttribute("role", "alertdialog");
-      box.setAttribute("aria-label", "Approve an agent's action?");
-      const h = document.createElement("h2");
-      h.textContent = "Approve an agent's action?";
-      const what = document.createElement("p");
-      what.textContent = p.agent + " wants to run " + p.tool + (p.widget ? " on " + p.widget : "");
-      box.append(h, what);
-      for (const extra of [p.prompt, p.args && p.args !== "{}" ? "arguments: " + p.args : ""]) {
-        if (extra) {
-          const x = document.createElement("p");
-          x.textContent = extra;
-          box.append(x);
-        }
+    const live = new Set(list.map((p) => p.id));
+    for (const [id, box] of shownPrompts) {
+      if (!live.has(id)) {
+        box.remove();
+        shownPrompts.delete(id);
       }
-      const note = document.createElement("p");
-      note.className = "raxol-arming";
-      const buttons = [["once", "Allow once"], ["session", "Allow for this session"], ["deny", "Deny"]].map(([a, label]) => {
-        const b = document.createElement("button");
-        b.type = "button";
-        b.textContent = label;
-        b.dataset.answer = a;
-        b.disabled = p.armed_in_ms > 0;
-        b.addEventListener("click", () => {
-          for (const x of buttons) { x.disabled = true; }
-          post("/answer", { prompt: p.id, answer: a });
-        });
-        return b;
-      });
-      box.append(...buttons, note);
-      if (p.armed_in_ms > 0) {
-        note.textContent = "Answer buttons active in " + (p.armed_in_ms / 1000).toFixed(1) + "s";
-        setTimeout(() => {
-          for (const x of buttons) { x.disabled = false; }
-          note.textContent = "";
-        }, p.armed_in_ms);
-      }
-      promptsEl.append(box);
     }
+    for (const p of list) {
+      let box = shownPrompts.get(p.id);
+      if (!box) {
+        box = promptBox(p);
+        shownPrompts.set(p.id, box);
+      }
+      promptsEl.append(box); // in the list's order
+    }
+    promptsEl.hidden = list.length === 0;
+  }
+
+  function promptBox(p) {
+    const box = document.createElement("div");
+    box.className = "raxol-prompt";
+    box.setAttribute("role", "alertdialog");
+    box.setAttribute("aria-label", "Approve an agent's action?");
+    const h = document.createElement("h2");
+    h.textContent = "Approve an agent's action?";
+    const what = document.createElement("p");
+    what.textContent = p.agent + " wants to run " + p.tool + (p.widget ? " on " + p.widget : "");
+    box.append(h, what);
+    for (const extra of [p.prompt, p.args && p.args !== "{}" ? "arguments: " + p.args : ""]) {
+      if (extra) {
+        const x = document.createElement("p");
+        x.textContent = extra;
+        box.append(x);
+      }
+    }
+    const note = document.createElement("p");
+    note.className = "raxol-arming";
+    const buttons = [["once", "Allow once"], ["session", "Allow for this session"], ["deny", "Deny"]].map(([a, label]) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.dataset.answer = a;
+      b.disabled = p.armed_in_ms > 0;
+      b.addEventListener("click", () => {
+        for (const x of buttons) { x.disabled = true; }
+        post("/answer", { prompt: p.id, answer: a }).then((j) => {
+          // Not taken (the session said why in #state): answer again.
+          if (!j || !j.answered) { for (const x of buttons) { x.disabled = false; } }
+        });
+      });
+      return b;
+    });
+    box.append(...buttons, note);
+    if (p.armed_in_ms > 0) {
+      note.textContent = "Answer buttons active in " + (p.armed_in_ms / 1000).toFixed(1) + "s";
+      setTimeout(() => {
+        for (const x of buttons) { x.disabled = false; }
+        note.textContent = "";
+      }, p.armed_in_ms);
+    }
+    return box;
   }
 })();

@@ -14,6 +14,7 @@ func ToolPolicy() authz.Func {
 		{Match: "raxol_send_key", Decision: authz.KindAsk, Prompt: "Press keys in your terminal?"},
 		{Match: Name + ".**", Decision: authz.KindAllow},
 		{Match: "raxol_screenshot", Decision: authz.KindAllow},
+		{Match: "raxol_show", Decision: authz.KindAllow}, // the live view as an MCP App: read only
 		{Match: "raxol_wait_for", Decision: authz.KindAllow},
 		{Match: "discover_tools", Decision: authz.KindAllow},
 		// The server-level /mcp endpoint (served only with API keys,

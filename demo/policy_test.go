@@ -35,7 +35,7 @@ func TestAgentsDocStatesTheDemoPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the doc's policy file: %v", err)
 	}
-	tools := []string{mcpbridge.ToolSendKey, mcpbridge.ToolScreenshot, mcpbridge.ToolDiscover, "raxol_start", "raxol_stop", "raxol_list", "other.x.click", "raxol_other"}
+	tools := []string{mcpbridge.ToolSendKey, mcpbridge.ToolScreenshot, mcpbridge.ToolDiscover, mcpbridge.ToolShow, mcpbridge.ToolWaitFor, "raxol_start", "raxol_stop", "raxol_list", "other.x.click", "raxol_other"}
 	for _, d := range mcpbridge.Derive(demo.Name, demo.New().View(), nil) {
 		tools = append(tools, d.Name)
 	}
@@ -49,6 +49,16 @@ func TestAgentsDocStatesTheDemoPolicy(t *testing.T) {
 	for _, m := range authz.ReadMethods() {
 		if got, want := docRead(m, nil, authz.Context{}).Kind, demo.ReadPolicy()(m, nil, authz.Context{}).Kind; got != want {
 			t.Errorf("read %s: the doc says %v, the code %v", m, got, want)
+		}
+	}
+}
+
+// The demo lets agents read its live view (the MCP App's raxol_show) as
+// it lets them take a screenshot: both are reads.
+func TestDemoPolicyAllowsTheLiveView(t *testing.T) {
+	for _, name := range []string{mcpbridge.ToolShow, mcpbridge.ToolScreenshot} {
+		if d := demo.ToolPolicy()(name, nil, authz.Context{}); d.Kind != authz.KindAllow {
+			t.Errorf("%s: %v, want allow", name, d.Kind)
 		}
 	}
 }

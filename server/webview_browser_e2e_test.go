@@ -539,7 +539,7 @@ func axExpected(t *testing.T, tree ui.Node) []axWant {
 				add(id, o, "option")
 			}
 		case ui.Tabs:
-			add(id, "", "tablist")
+			add(id, name, "tablist") // named like any widget: its label, its box, or its id
 			for _, tab := range w.Tabs {
 				add(id, tab, "tab")
 			}
@@ -593,16 +593,6 @@ func axExpected(t *testing.T, tree ui.Node) []axWant {
 	return out
 }
 
-// axName undoes the JSON escapes browsertest leaves in a name
-// ("Restart\u2026").
-func axName(s string) string {
-	var out string
-	if err := json.Unmarshal([]byte(`"`+strings.ReplaceAll(s, `"`, `\"`)+`"`), &out); err != nil {
-		return s
-	}
-	return out
-}
-
 // checkAXTree compares Chromium's accessibility tree of the page with
 // what the session's tree shows now.
 func checkAXTree(t *testing.T, v *chromiumView, what string) {
@@ -611,7 +601,7 @@ func checkAXTree(t *testing.T, v *chromiumView, what string) {
 	got := map[string]bool{}
 	var saw []string
 	for _, n := range browsertest.AXTree(t, v.ctx) {
-		name := axName(n.Name)
+		name := n.Name
 		got[n.Role+"|"+name] = true
 		if n.Role != "StaticText" && n.Role != "InlineTextBox" && n.Role != "gridcell" && n.Role != "cell" {
 			saw = append(saw, n.Role+" "+strconv.Quote(name))

@@ -201,11 +201,13 @@ type viewPrompt struct {
 
 // prompts is the approval prompts waiting for the human, as JSON for the
 // owner's page, noting when each was first shown to g (its arming starts
-// then).
-func (v *webViews) prompts(se *session.Session, g *viewGrant) string {
+// then), and which prompts they are (what says the list changed: the
+// time left to arm changes every frame).
+func (v *webViews) prompts(se *session.Session, g *viewGrant) (list, which string) {
 	asked := se.Approvals()
 	now := v.now()
 	out := make([]viewPrompt, 0, len(asked))
+	ids := make([]string, 0, len(asked))
 	v.mu.Lock()
 	live := make(map[string]bool, len(asked))
 	for _, a := range asked {
@@ -219,6 +221,7 @@ func (v *webViews) prompts(se *session.Session, g *viewGrant) string {
 			p.Deadline = a.Deadline.UTC().Format(time.RFC3339)
 		}
 		out = append(out, p)
+		ids = append(ids, a.ID)
 	}
 	for id := range g.shown {
 		if !live[id] {
@@ -227,7 +230,7 @@ func (v *webViews) prompts(se *session.Session, g *viewGrant) string {
 	}
 	v.mu.Unlock()
 	b, _ := json.Marshal(out) // strings and ints only
-	return string(b)
+	return string(b), strings.Join(ids, "\x00")
 }
 
 // events is the live channel. A browser not yet let in asks the owner
@@ -316,8 +319,8 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 			}
 		}
 		if role == viewOwner {
-			if p := v.prompts(se, g); p != lastPrompts {
-				lastPrompts = p
+			if p, which := v.prompts(se, g); which != lastPrompts {
+				lastPrompts = which
 				if err := send("prompts", p); err != nil {
 					return err
 				}

@@ -256,7 +256,7 @@ func disabled(b bool) string {
 }
 
 func (r *renderer) tabs(t ui.Tabs, label string) {
-	r.open("div", r.rootAttrs(t, "raxol-tabs", "role", "tablist", "aria-label", label)...)
+	r.open("div", r.rootAttrs(t, "raxol-tabs", "role", "tablist", "aria-label", name(t, label))...)
 	n := min(len(t.Tabs), r.opts.MaxRows)
 	for i := 0; i < n && !r.full(); i++ {
 		sel := i == t.Active

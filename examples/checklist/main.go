@@ -128,6 +128,7 @@ func App() server.App {
 		{Match: "raxol_send_key", Decision: authz.KindAsk, Prompt: "Press keys in your terminal?"},
 		{Match: Name + ".**", Decision: authz.KindAllow},
 		{Match: "raxol_screenshot", Decision: authz.KindAllow},
+		{Match: "raxol_show", Decision: authz.KindAllow}, // the live view as an MCP App: read only
 		{Match: "raxol_wait_for", Decision: authz.KindAllow},
 		{Match: "discover_tools", Decision: authz.KindAllow},
 	})

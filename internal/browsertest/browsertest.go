@@ -2,12 +2,12 @@ package browsertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -162,12 +162,11 @@ func axString(v *accessibility.Value) string {
 	if v == nil || len(v.Value) == 0 {
 		return ""
 	}
-	s := string(v.Value)
-	if strings.HasPrefix(s, `"`) {
-		s = strings.Trim(s, `"`)
-		s = strings.ReplaceAll(s, `\"`, `"`)
+	var str string
+	if err := json.Unmarshal(v.Value, &str); err == nil { // a JSON string: its escapes undone
+		return str
 	}
-	return s
+	return string(v.Value) // a number or a boolean, as JSON writes it
 }
 
 // ArtefactDir is where tests keep what they made for people to look at

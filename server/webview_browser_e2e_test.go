@@ -398,6 +398,18 @@ func TestBrowserInChromiumOwnerAnswersAnApproval(t *testing.T) {
 	v.owner.WaitFor(t, "Restarted billing", waitLong)
 	v.waitJS(t, `document.getElementById("prompts").hidden`, "the prompt gone from the page")
 	v.waitJS(t, `document.getElementById("view").textContent.includes("Restarted billing")`, "the restart in the page")
+
+	// The owner's page lists another browser and removes it with a click.
+	other := openView(t, v.srv, v.owner, v.id)
+	admitBrowser(t, v.owner, "o")
+	role := waitEvent(t, other.events, "role", func(string) bool { return true })
+	var them struct{ Name string }
+	_ = json.Unmarshal([]byte(role.data), &them)
+	remove := `#browsers button[aria-label="Remove ` + them.Name + `"]`
+	v.waitJS(t, `!!document.querySelector(`+strconv.Quote(remove)+`)`, "the other browser listed with a Remove button")
+	browsertest.Run(t, v.ctx, "click Remove", chromedp.Click(remove))
+	waitEvent(t, other.events, "end", func(d string) bool { return strings.Contains(d, "removed") })
+	v.waitJS(t, `!document.getElementById("browsers").textContent.includes(`+strconv.Quote(them.Name)+`)`, "the removed browser gone from the list")
 }
 
 // What a browser is refused: a used link in a second Chromium shows the

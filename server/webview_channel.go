@@ -29,6 +29,7 @@ func (v *webViews) page(w http.ResponseWriter, se *session.Session, g *viewGrant
 	fmt.Fprintf(&b, "<header><span>Session %s (%s) · you are %s</span> <span id=\"role\">%s</span> <span id=\"state\" role=\"status\"></span></header>\n",
 		html.EscapeString(se.ID), html.EscapeString(se.App), html.EscapeString(g.name), html.EscapeString(roleSentence(role)))
 	b.WriteString("<section id=\"prompts\" aria-label=\"Approvals\" hidden></section>\n")
+	b.WriteString("<section id=\"browsers\" aria-label=\"Browsers on this session\" hidden></section>\n")
 	fmt.Fprintf(&b, "<main id=\"view\" data-role=\"%s\">", role)
 	b.Write(v.viewHTML(se, g, role))
 	b.WriteString("</main>\n<div id=\"announce\" class=\"sr-only\" role=\"status\" aria-live=\"polite\"></div>\n")

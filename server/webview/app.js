@@ -13,6 +13,7 @@
   const state = document.getElementById("state");
   const roleEl = document.getElementById("role");
   const promptsEl = document.getElementById("prompts");
+  const browsersEl = document.getElementById("browsers");
   const base = location.pathname.replace(/\/+$/, "");
   let role = view.dataset.role || "asking";
   const drives = () => role === "driver" || role === "owner";
@@ -182,11 +183,13 @@
   });
   es.addEventListener("announce", (e) => { announce.textContent = e.data; });
   es.addEventListener("prompts", (e) => { showPrompts(JSON.parse(e.data)); });
+  es.addEventListener("browsers", (e) => { showBrowsers(JSON.parse(e.data)); });
   es.addEventListener("end", (e) => {
     state.textContent = e.data || "The session ended.";
     role = "ended";
     view.dataset.role = role;
     promptsEl.hidden = true;
+    browsersEl.hidden = true;
     es.close();
   });
   es.onerror = () => {
@@ -263,5 +266,29 @@
       }, p.armed_in_ms);
     }
     return box;
+  }
+  // The owner's list of the browsers on the session, each but their own
+  // with a button that removes it.
+  function showBrowsers(list) {
+    const items = list.map((b) => {
+      const li = document.createElement("li");
+      li.textContent = b.name + " (" + b.role + (b.you ? ", you" : "") + ") ";
+      if (!b.you) {
+        const rm = document.createElement("button");
+        rm.type = "button";
+        rm.textContent = "Remove";
+        rm.setAttribute("aria-label", "Remove " + b.name);
+        rm.addEventListener("click", () => {
+          rm.disabled = true;
+          post("/remove", { name: b.name });
+        });
+        li.append(rm);
+      }
+      return li;
+    });
+    const ul = document.createElement("ul");
+    ul.append(...items);
+    browsersEl.replaceChildren(ul);
+    browsersEl.hidden = list.length === 0;
   }
 })();

@@ -48,7 +48,7 @@ func TestTypeScriptSDKAgent(t *testing.T) {
 		"tools the lens offers now:", "demo.search.type_into", "raxol_screenshot",
 		// The human's focus (the tabs, the first focusable widget) comes first
 		// after the session tools, marked _meta.focused.
-		"discover_tools, demo.tabs.select_tab, demo.tabs.get_tabs, ", "the human is on: demo.tabs.select_tab, demo.tabs.get_tabs\n",
+		"discover_tools, raxol_show, demo.tabs.select_tab, demo.tabs.get_tabs, ", "the human is on: demo.tabs.select_tab, demo.tabs.get_tabs\n",
 		`type_into -> {"result":{"ok":true},"state":{`, `"value":"bill"`,
 		`Filter "bill": 1 of 8 services`, // the screenshot, after the click
 		"update demo://state/services",   // a resource update with its patch

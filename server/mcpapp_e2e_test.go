@@ -18,7 +18,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/raxol-ssh/raxol-ssh/authz"
 	"github.com/raxol-ssh/raxol-ssh/internal/browsertest"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
@@ -232,15 +231,7 @@ func highlightedRow(html string) string {
 // arrow keys over SSH and an agent's tool call, which its live region
 // announces.
 func TestMCPAppShowsTheLiveSession(t *testing.T) {
-	app := demoApp()
-	demoTools := app.ToolPolicy
-	app.ToolPolicy = func(name string, args map[string]any, actx authz.Context) authz.Decision {
-		if name == mcpbridge.ToolShow {
-			return authz.Allow()
-		}
-		return demoTools(name, args, actx)
-	}
-	srv := startApp(t, app, server.Options{})
+	srv := startServer(t, server.Options{}) // the demo, whose policy lets agents call raxol_show
 	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
 	id := waitDemo(t, owner)
 	se, _ := srv.Session(id)

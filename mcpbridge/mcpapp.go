@@ -102,7 +102,7 @@ func (c *sessionServer) addAppView() {
 		Name:  ToolShow,
 		Title: "Show the session",
 		Description: "Show the human the live session: a host that supports MCP Apps displays it beside the conversation. " +
-			"Answers {\"html\": <the view as HTML>, \"version\": n}. With after (a version this returned), waits until the view " +
+			"Answers {\"html\": <the view as HTML>, \"version\": n, \"announce\": <the newest agent action>}. With after (a version this returned), waits until the view " +
 			"is no longer that version, or " + fmt.Sprint(showMax.Seconds()) + " seconds pass, and answers then. " +
 			"For the screen as text, call " + ToolScreenshot + ".",
 		InputSchema: ui.ObjectSchema(map[string]any{

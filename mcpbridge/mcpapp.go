@@ -66,7 +66,12 @@ const (
 const showMax = 20 * time.Second
 
 //go:embed mcpapp/view.html
-var viewPage string
+var viewPageSource string
+
+// viewPage is the App's page with the stylesheet of a drawn screen's
+// colours (web.ColorCSS: a hosted program's screen is styled text) in its
+// own style element.
+var viewPage = strings.Replace(viewPageSource, "</style>", web.ColorCSS()+"</style>", 1)
 
 // appsExtension is the capabilities' extensions: MCP Apps, with no
 // settings.
@@ -298,17 +303,26 @@ func ViewHTML(se *session.Session) []byte {
 	return renderView(se.Guard(), se.Dispatcher.Snapshot().Tree, se.Attention())
 }
 
-// renderView renders tree as web.Render does for a browser; an app's
-// panic costs the view, not the request.
+// ViewOptions are the web render options of a session's view as the
+// human's attention att shows it (their focus, and the row their terminal
+// highlights in the focused widget), read only or not: the browser view's
+// and the App's alike.
+func ViewOptions(att session.Attention, readOnly bool) web.Options {
+	return web.Options{Focus: att.Focus, ReadOnly: readOnly, Local: func(id string) *ui.LocalState {
+		if id != "" && id == att.Focus {
+			return &ui.LocalState{Row: att.Row}
+		}
+		return nil
+	}}
+}
+
+// renderView renders tree as web.Render does for a browser that watches
+// (read only: the App is an observer); an app's panic costs the view, not
+// the request.
 func renderView(g guard.Scope, tree ui.Node, att session.Attention) []byte {
 	var out []byte
 	if err := g.Do(metrics.HookRender, "", func() {
-		out = web.Render(tree, web.Options{Focus: att.Focus, Local: func(id string) *ui.LocalState {
-			if id != "" && id == att.Focus {
-				return &ui.LocalState{Row: att.Row}
-			}
-			return nil
-		}})
+		out = web.Render(tree, ViewOptions(att, true))
 	}); err != nil {
 		return []byte(`<p role="alert">The app failed to draw its view.</p>`)
 	}

@@ -150,7 +150,9 @@ func TestMCPAppIsAdvertised(t *testing.T) {
 	}
 	checkUIMeta("resources/read", c.Meta)
 	for _, want := range []string{"<!doctype html>", "<script>", `"ui/initialize"`, `"ui/notifications/initialized"`,
-		`"tools/call"`, `"` + mcpbridge.ToolShow + `"`, `id="view"`} {
+		`"tools/call"`, `"` + mcpbridge.ToolShow + `"`, `id="view"`,
+		".f203{color:#ff5f5f}", // a hosted screen's colours: classes of its own stylesheet
+	} {
 		if !strings.Contains(c.Text, want) {
 			t.Errorf("the page lacks %s", want)
 		}

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
-	"github.com/raxol-ssh/raxol-ssh/ui"
 	"github.com/raxol-ssh/raxol-ssh/web"
 )
 
@@ -108,12 +108,7 @@ func (v *webViews) render(se *session.Session, readOnly bool) *viewRender {
 	if r := sr.latest[i]; r != nil && r.key == key {
 		return r
 	}
-	html, parts := web.RenderParts(snap.Tree, web.Options{Focus: att.Focus, ReadOnly: readOnly, Local: func(id string) *ui.LocalState {
-		if id != "" && id == att.Focus {
-			return &ui.LocalState{Row: att.Row}
-		}
-		return nil
-	}})
+	html, parts := web.RenderParts(snap.Tree, mcpbridge.ViewOptions(att, readOnly))
 	sr.seq++
 	r := &viewRender{key: key, html: html, seq: sr.seq}
 	var sk strings.Builder

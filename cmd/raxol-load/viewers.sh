@@ -13,6 +13,7 @@ run() { kind=$1; out=$2; rm -rf $out && mkdir -p $out
   spid=$!; sleep 1
   $BIN/raxol-load viewers --kind $kind --n $N --keys $KEYS --ssh 127.0.0.1:2710 --metrics http://127.0.0.1:8710/metrics \
     --pid $spid --pprof http://127.0.0.1:6710 --profile-dir $out > $out/load.txt 2>&1
+  cat /proc/loadavg >> $out/load.txt # the machine's load (1, 5, 15 min) when the run ended
   kill $spid; wait $spid 2>/dev/null; }
 for i in $(seq 1 $RUNS); do
   run ssh $OUT/ssh-$i

@@ -70,7 +70,21 @@ type viewRender struct {
 
 	seq    uint64 // numbers the session's renders
 	before uint64 // the seq of the render this one followed
-	patch  []byte // JSON of the patches from that one, or nil: send the frame
+	patch  []byte // the "patch" event from that one, or nil: send the frame
+
+	frameEvent []byte // the "frame" event: built once for every browser
+}
+
+// sseEvent is a server-sent event named event carrying data.
+func sseEvent(event, data string) []byte {
+	var b strings.Builder
+	b.Grow(len(event) + len(data) + 16)
+	b.WriteString("event: " + event + "\n")
+	for _, l := range strings.Split(data, "\n") {
+		b.WriteString("data: " + l + "\n")
+	}
+	b.WriteString("\n")
+	return []byte(b.String())
 }
 
 type viewKey struct {
@@ -127,8 +141,12 @@ func (v *webViews) render(se *session.Session, readOnly bool) *viewRender {
 	}
 	sk.Write(html[at:])
 	r.skeleton = sk.String()
+	r.frameEvent = sseEvent("frame", string(html))
 	if prev := sr.latest[i]; prev != nil {
-		r.before, r.patch = prev.seq, r.patchAfter(prev)
+		r.before = prev.seq
+		if p := r.patchAfter(prev); p != nil {
+			r.patch = sseEvent("patch", string(p))
+		}
 	}
 	sr.latest[i] = r
 	return r
@@ -150,9 +168,9 @@ type viewPatch struct {
 	HTML string `json:"html"`
 }
 
-// patchFrom is the JSON of the widgets to replace to turn prev (what a
-// browser was sent last) into r, or nil when only the whole frame will
-// do: prev is not the render r followed, or patchAfter found none.
+// patchFrom is the "patch" event of the widgets to replace to turn prev
+// (what a browser was sent last) into r, or nil when only the whole frame
+// will do: prev is not the render r followed, or patchAfter found none.
 func (r *viewRender) patchFrom(prev *viewRender) []byte {
 	if prev == nil || r.before != prev.seq {
 		return nil
@@ -162,7 +180,7 @@ func (r *viewRender) patchFrom(prev *viewRender) []byte {
 
 // patchAfter is the JSON of the widgets to replace to turn prev into r,
 // or nil when the layout changed (or a widget id shows twice) or the
-// patches would be half the frame or more.
+// patches would be as large as the frame.
 func (r *viewRender) patchAfter(prev *viewRender) []byte {
 	if r.dupes || prev.dupes || r.skeleton != prev.skeleton || len(r.outer) != len(prev.outer) {
 		return nil
@@ -176,7 +194,7 @@ func (r *viewRender) patchAfter(prev *viewRender) []byte {
 			size += len(now)
 		}
 	}
-	if len(ps) == 0 || size*2 > len(r.html) {
+	if len(ps) == 0 || size >= len(r.html) {
 		return nil
 	}
 	b, _ := json.Marshal(ps) // strings only
@@ -248,19 +266,14 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	rc := http.NewResponseController(w)
-	send := func(event, data string) error {
+	sendBytes := func(ev []byte) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(viewWriteTimeout))
-		var b strings.Builder
-		b.WriteString("event: " + event + "\n")
-		for _, l := range strings.Split(data, "\n") {
-			b.WriteString("data: " + l + "\n")
-		}
-		b.WriteString("\n")
-		if _, err := w.Write([]byte(b.String())); err != nil {
+		if _, err := w.Write(ev); err != nil {
 			return err
 		}
 		return rc.Flush()
 	}
+	send := func(event, data string) error { return sendBytes(sseEvent(event, data)) }
 	ctx := r.Context()
 
 	role := v.roleOf(g)
@@ -305,9 +318,9 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		if now := v.render(se, role < viewDriver); now != last {
 			var err error
 			if p := now.patchFrom(last); p != nil {
-				err = send("patch", string(p))
+				err = sendBytes(p)
 			} else if last == nil || string(now.html) != string(last.html) {
-				err = send("frame", string(now.html))
+				err = sendBytes(now.frameEvent)
 			}
 			last = now
 			if err != nil {
@@ -342,6 +355,30 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 		_ = send("end", "Your access to this session ended.")
 		return true
 	}
+	// flush sends what changed; false: the channel is done.
+	flush := func() bool {
+		if ended() { // by a new token: nothing more is sent
+			return false
+		}
+		if err := frame(); err != nil {
+			return false
+		}
+		if s := se.ActivitySeq(); s != seq {
+			seq = s
+			if text, key := announcement(se.Activity()); key != said {
+				said = key
+				if text != "" {
+					if err := send("announce", text); err != nil {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	// A change after a quiet spell is sent at once; what follows within
+	// viewFrameInterval waits for the interval's end, together.
+	lastSent := time.Now()
 	var due <-chan time.Time // armed while a change waits for its frame
 	expiry := time.NewTicker(time.Minute)
 	defer expiry.Stop()
@@ -361,27 +398,22 @@ func (v *webViews) events(w http.ResponseWriter, r *http.Request, se *session.Se
 				return
 			}
 		case <-changed:
-			if due == nil {
-				due = time.After(viewFrameInterval)
+			if due != nil {
+				continue // sent with the frame already due
+			}
+			if wait := viewFrameInterval - time.Since(lastSent); wait > 0 {
+				due = time.After(wait)
+				continue
+			}
+			lastSent = time.Now()
+			if !flush() {
+				return
 			}
 		case <-due:
 			due = nil
-			if ended() { // by a new token: nothing more is sent
+			lastSent = time.Now()
+			if !flush() {
 				return
-			}
-			if err := frame(); err != nil {
-				return
-			}
-			if s := se.ActivitySeq(); s != seq {
-				seq = s
-				if text, key := announcement(se.Activity()); key != said {
-					said = key
-					if text != "" {
-						if err := send("announce", text); err != nil {
-							return
-						}
-					}
-				}
 			}
 		}
 	}

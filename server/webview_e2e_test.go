@@ -249,7 +249,8 @@ func TestBrowserViewWatchesTheSession(t *testing.T) {
 	// terminal's own state, not the app's) is the page's highlighted row.
 	owner.Key(keyShiftTab) // from the tabs back to the services table
 	owner.Key(keyDown)
-	waitEvent(t, events, viewChange, func(d string) bool {
+	// Only the table's element changed: a patch, not the whole frame.
+	waitEvent(t, events, "patch", func(d string) bool {
 		i := strings.Index(d, `data-highlighted="true"`)
 		if i < 0 {
 			return false

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -197,8 +198,13 @@ func (r *viewRender) patchAfter(prev *viewRender) []byte {
 	if len(ps) == 0 || size >= len(r.html) {
 		return nil
 	}
-	b, _ := json.Marshal(ps) // strings only
-	return b
+	// Not HTML-escaped: a patch is JSON in an event, never in a page, and
+	// \u003c for every "<" of the elements made it nearly the frame's size.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(ps) // strings only
+	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 // viewPrompt is an approval prompt as the owner's page shows it.

@@ -104,6 +104,9 @@ func waitEvent(t *testing.T, events <-chan sseEvent, name string, ok func(string
 				t.Fatalf("the live channel closed before a %q event", name)
 			}
 			if ev.name == "patch" { // the widgets' new elements, one after another
+				if strings.Contains(ev.data, `\u003c`) {
+					t.Errorf("a patch's elements are HTML-escaped JSON (\\u003c for <): bytes for nothing")
+				}
 				var ps []struct{ ID, HTML string }
 				if err := json.Unmarshal([]byte(ev.data), &ps); err != nil {
 					t.Fatalf("a patch is not JSON: %v\n%s", err, ev.data)

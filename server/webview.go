@@ -193,7 +193,7 @@ func (v *webViews) expireLocked(now time.Time) {
 	}
 }
 
-// grant makes a new browser access to session se (the owner not asked
+// grantLocked makes a new browser access to session se (the owner not asked
 // yet) and returns its cookie's value; v.mu is held.
 func (v *webViews) grantLocked(se *session.Session, now time.Time) (string, error) {
 	cookie, err := randomCode()
@@ -304,18 +304,24 @@ func (v *webViews) grantOf(r *http.Request, se *session.Session) *viewGrant {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	g, ok := v.grants[sha256.Sum256([]byte(c.Value))]
-	if !ok || g.session != se.ID || !now.Before(g.expires) || g.token != se.TokenHash() || g.removed {
+	if !ok || g.session != se.ID || !g.opensLocked(se, now) {
 		return nil
 	}
 	return g
 }
 
-// valid reports whether g still opens se (a new token or the owner's
-// removal ends it).
+// opensLocked reports whether g still opens se at now: not removed (by
+// the owner, or refused), not expired, and the session's token unchanged
+// since it was given (a new token ends it); webViews.mu is held.
+func (g *viewGrant) opensLocked(se *session.Session, now time.Time) bool {
+	return !g.removed && now.Before(g.expires) && g.token == se.TokenHash()
+}
+
+// valid reports whether g still opens se.
 func (v *webViews) valid(g *viewGrant, se *session.Session) bool {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return !g.removed && v.now().Before(g.expires) && g.token == se.TokenHash()
+	return g.opensLocked(se, v.now())
 }
 
 // roleOf is g's role now.
@@ -337,6 +343,13 @@ func (v *webViews) admit(ctx context.Context, g *viewGrant, se *session.Session,
 		select {
 		case <-decided:
 		case <-ctx.Done():
+			return viewAsking
+		}
+		v.mu.Lock()
+		again := g.role == viewAsking && !g.removed // the one asking left unanswered
+		v.mu.Unlock()
+		if again {
+			return v.admit(ctx, g, se, remote)
 		}
 		return v.roleOf(g)
 	}
@@ -361,7 +374,11 @@ func (v *webViews) admit(ctx context.Context, g *viewGrant, se *session.Session,
 	defer v.mu.Unlock()
 	g.asking = false
 	if role == viewAsking && ctx.Err() != nil && !errors.Is(err, session.ErrNoTerminal) {
-		return viewAsking // the browser left while asking: it may ask again
+		// The browser left while asking: it may ask again, and another
+		// of its channels waiting for this answer asks now.
+		close(g.decided)
+		g.decided = make(chan struct{})
+		return viewAsking
 	}
 	g.role = role
 	if role != viewAsking {
@@ -381,15 +398,9 @@ func (v *webViews) removeAll(id string) int {
 	defer v.mu.Unlock()
 	n := 0
 	for k, g := range v.grants {
-		if g.session != id {
-			continue
-		}
-		if !g.removed {
-			g.removed = true
-			close(g.gone)
+		if g.session == id && v.removeLocked(k, g) {
 			n++
 		}
-		delete(v.grants, k)
 	}
 	for k, a := range v.links {
 		if a.session == id {
@@ -407,13 +418,23 @@ func (v *webViews) removeOne(id, name string) bool {
 	defer v.mu.Unlock()
 	for k, g := range v.grants {
 		if g.session == id && g.name == name && !g.removed {
-			g.removed = true
-			close(g.gone)
-			delete(v.grants, k)
-			return true
+			return v.removeLocked(k, g)
 		}
 	}
 	return false
+}
+
+// removeLocked ends the access of grant g (key k): its channels end at
+// once. It reports whether it was open (a refused grant was removed
+// already); v.mu is held.
+func (v *webViews) removeLocked(k [32]byte, g *viewGrant) bool {
+	delete(v.grants, k)
+	if g.removed {
+		return false
+	}
+	g.removed = true
+	close(g.gone)
+	return true
 }
 
 // viewBrowser is a browser on the session as the owner's page lists it.

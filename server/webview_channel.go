@@ -32,7 +32,7 @@ func (v *webViews) page(w http.ResponseWriter, se *session.Session, g *viewGrant
 	b.WriteString("<section id=\"prompts\" aria-label=\"Approvals\" hidden></section>\n")
 	b.WriteString("<section id=\"browsers\" aria-label=\"Browsers on this session\" hidden></section>\n")
 	fmt.Fprintf(&b, "<main id=\"view\" data-role=\"%s\">", role)
-	b.Write(v.viewHTML(se, g, role))
+	b.Write(v.render(se, role < viewDriver).html)
 	b.WriteString("</main>\n<div id=\"announce\" class=\"sr-only\" role=\"status\" aria-live=\"polite\"></div>\n")
 	b.WriteString("<script src=\"view/app.js\"></script>\n</body>\n</html>\n")
 	_, _ = w.Write([]byte(b.String()))
@@ -49,11 +49,6 @@ func roleSentence(r viewRole) string {
 		return "the owner: driving, answering approvals"
 	}
 	return "asking the session's owner to let you in…"
-}
-
-// viewHTML is the session's view as HTML now, as a browser of role sees it.
-func (v *webViews) viewHTML(se *session.Session, g *viewGrant, role viewRole) []byte {
-	return v.render(se, role < viewDriver).html
 }
 
 // viewRender is one render of a session's view: the HTML, the spans of

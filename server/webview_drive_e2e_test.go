@@ -376,3 +376,43 @@ func TestBrowserAsksWithoutALink(t *testing.T) {
 		t.Errorf("12 asks at once were all taken")
 	}
 }
+
+// Two tabs of one browser: the first asks the owner, the second waits for
+// that answer; when the first tab closes before the owner answers, the
+// second asks in its place and the owner's answer lets it in.
+func TestBrowserSecondTabAsksWhenTheFirstLeaves(t *testing.T) {
+	srv := startServer(t, server.Options{})
+	owner := connect(t, srv.SSHAddr(), clientOpts{user: "alice"})
+	id := waitDemo(t, owner)
+	link := viewLink(t, owner)
+	jar, _ := cookiejar.New(nil)
+	if r, err := (&http.Client{Jar: jar, Timeout: waitLong}).Get(link); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("the link: %v", err)
+	}
+	base := "http://" + srv.HTTPAddr() + "/sessions/" + id + "/view"
+	ctx, closeFirst := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events", nil)
+	first, err := (&http.Client{Jar: jar}).Do(req)
+	if err != nil || first.StatusCode != http.StatusOK {
+		t.Fatalf("the first tab's channel: %v", err)
+	}
+	waitEvent(t, readEvents(first.Body), "state", func(d string) bool { return strings.Contains(d, "Asking") })
+	owner.WaitFor(t, browserPrompt, waitLong)
+	second := openEvents(t, jar, base+"/events")
+	waitEvent(t, second, "state", func(d string) bool { return strings.Contains(d, "Asking") })
+	se, _ := srv.Session(id)
+	asking := func() string { // the pending join's id, "" for none
+		for _, p := range se.Pending() {
+			if p.Kind == session.PendingJoin {
+				return p.ID
+			}
+		}
+		return ""
+	}
+	was := asking()
+	closeFirst()
+	first.Body.Close()
+	testkit.Eventually(t, waitLong, func() bool { now := asking(); return now != "" && now != was }, "the second tab to ask in the first's place")
+	admitBrowser(t, owner, "o")
+	waitEvent(t, second, "role", func(d string) bool { return strings.Contains(d, `"role":"observer"`) })
+}

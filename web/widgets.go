@@ -280,13 +280,22 @@ func (r *renderer) tabs(t ui.Tabs, label string) {
 }
 
 func (r *renderer) menu(m ui.Menu, label string) {
-	r.open("div", r.rootAttrs(m, "raxol-menu")...)
-	r.open("ul", "role", "menu", "aria-label", name(m, label), "aria-disabled", disabled(m.Disabled))
+	r.nested(m, "raxol-menu", "menu", name(m, label), m.Disabled, "items", func(count *int) {
+		r.menuItems(m, m.Items, "item", 0, count, r.highlight(m.ID, r.opts.MaxRows))
+	})
+}
+
+// nested writes a widget of nested items (a menu, a tree) as a list of
+// role with the items write puts in it, counting them against MaxRows,
+// and a note when some were left out.
+func (r *renderer) nested(w ui.Widget, class, role, label string, dis bool, what string, write func(count *int)) {
+	r.open("div", r.rootAttrs(w, class)...)
+	r.open("ul", "role", role, "aria-label", label, "aria-disabled", disabled(dis))
 	count := 0
-	r.menuItems(m, m.Items, "item", 0, &count, r.highlight(m.ID, r.opts.MaxRows))
+	write(&count)
 	r.close("ul")
 	if count >= r.opts.MaxRows {
-		r.elem("p", "More items not shown", "class", "raxol-note", "role", "note")
+		r.elem("p", "More "+what+" not shown", "class", "raxol-note", "role", "note")
 	}
 	r.close("div")
 }
@@ -365,15 +374,9 @@ func (r *renderer) table(t ui.Table, label string) {
 }
 
 func (r *renderer) tree(t ui.Tree, label string) {
-	r.open("div", r.rootAttrs(t, "raxol-tree")...)
-	r.open("ul", "role", "tree", "aria-label", name(t, label), "aria-disabled", disabled(t.Disabled))
-	count := 0
-	r.treeNodes(t, t.Nodes, "node", 1, &count, r.highlight(t.ID, r.opts.MaxRows))
-	r.close("ul")
-	if count >= r.opts.MaxRows {
-		r.elem("p", "More nodes not shown", "class", "raxol-note", "role", "note")
-	}
-	r.close("div")
+	r.nested(t, "raxol-tree", "tree", name(t, label), t.Disabled, "nodes", func(count *int) {
+		r.treeNodes(t, t.Nodes, "node", 1, count, r.highlight(t.ID, r.opts.MaxRows))
+	})
 }
 
 func (r *renderer) treeNodes(t ui.Tree, nodes []ui.TreeNode, path string, level int, count *int, h int) {

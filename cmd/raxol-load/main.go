@@ -474,6 +474,25 @@ func openTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows i
 	}
 	c := &client{conn: conn, sess: sess, stdin: stdin, out: make(chan struct{}, 1), em: vt.NewEmulator(cols, rows), sshAddr: addr}
 	go func() { _, _ = io.Copy(stdin, c.em) }() // the terminal's replies to queries
+	if err := readFrames(stdout, conn, func(b []byte) {
+		c.mu.Lock()
+		_, _ = c.em.Write(b)
+		c.mu.Unlock()
+		c.bytes.Add(int64(len(b)))
+		select {
+		case c.out <- struct{}{}:
+		default:
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// readFrames reads stdout until it ends, handing each chunk to got on the
+// reading goroutine, and returns once the first chunk came (or closes
+// conn and fails after 30 s without one).
+func readFrames(stdout io.Reader, conn io.Closer, got func([]byte)) error {
 	first := make(chan struct{})
 	go func() {
 		buf := make([]byte, 32<<10)
@@ -481,15 +500,8 @@ func openTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows i
 		for {
 			n, err := stdout.Read(buf)
 			if n > 0 {
-				c.mu.Lock()
-				_, _ = c.em.Write(buf[:n])
-				c.mu.Unlock()
-				c.bytes.Add(int64(n))
+				got(buf[:n])
 				once()
-				select {
-				case c.out <- struct{}{}:
-				default:
-				}
 			}
 			if err != nil {
 				return
@@ -498,11 +510,11 @@ func openTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows i
 	}()
 	select {
 	case <-first:
+		return nil
 	case <-time.After(30 * time.Second):
 		conn.Close()
-		return nil, errors.New("no first frame within 30s")
+		return errors.New("no first frame within 30s")
 	}
-	return c, nil
 }
 
 // dialTerm connects to addr (through wrap when not nil: the load's own

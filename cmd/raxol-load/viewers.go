@@ -354,27 +354,11 @@ func joinViewer(addr string, cfg *gossh.ClientConfig, id string, cols, rows int)
 		return nil, err
 	}
 	v := &sshViewer{reader: r, conn: conn}
-	first := make(chan struct{})
-	go func() {
-		buf := make([]byte, 32<<10)
-		once := sync.OnceFunc(func() { close(first) })
-		for {
-			n, err := stdout.Read(buf)
-			if n > 0 {
-				r.payload.Add(int64(n))
-				r.arrive(time.Now())
-				once()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	select {
-	case <-first:
-	case <-time.After(30 * time.Second):
-		conn.Close()
-		return nil, errors.New("no first frame from the joiner within 30s")
+	if err := readFrames(stdout, conn, func(b []byte) {
+		r.payload.Add(int64(len(b)))
+		r.arrive(time.Now())
+	}); err != nil {
+		return nil, fmt.Errorf("joiner: %w", err)
 	}
 	return v, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +27,18 @@ import (
 // echo tool, served and called the same way in the same process.
 //
 //	go test ./server -run '^$' -bench WriteCall -benchmem
-func BenchmarkWriteCall(b *testing.B) {
+func BenchmarkWriteCall(b *testing.B) { writeCalls(b, callLoop) }
+
+// BenchmarkPacedCall is BenchmarkWriteCall one call at a time at a modest
+// pace (one every 20 ms, the process otherwise idle between them, as an
+// agent at 5 calls/s is): the latency of a single call, reported as its
+// p50 and p99 in microseconds, bare against raxol-ssh. ns/op is mostly the
+// pause.
+//
+//	go test ./server -run '^$' -bench 'PacedCall/(bare|sessions=1$)' -benchtime 300x -cpu 2
+func BenchmarkPacedCall(b *testing.B) { writeCalls(b, pacedLoop) }
+
+func writeCalls(b *testing.B, loop func(*testing.B, string, ...*mcp.ClientSession)) {
 	b.Run("bare", func(b *testing.B) {
 		s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 		type in struct {
@@ -37,7 +49,7 @@ func BenchmarkWriteCall(b *testing.B) {
 		})
 		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 		defer hs.Close()
-		benchCalls(b, hs.URL, "", "echo")
+		benchCallsWith(b, hs.URL, "", "echo", loop)
 	})
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
@@ -62,7 +74,7 @@ func BenchmarkWriteCall(b *testing.B) {
 					first = se
 				}
 			}
-			benchCalls(b, hs.URL+"/sessions/"+first.ID+"/mcp", first.Token(), "demo.search.type_into")
+			benchCallsWith(b, hs.URL+"/sessions/"+first.ID+"/mcp", first.Token(), "demo.search.type_into", loop)
 		})
 	}
 }
@@ -74,7 +86,9 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func benchCalls(b *testing.B, url, token, tool string) {
+func benchCalls(b *testing.B, url, token, tool string) { benchCallsWith(b, url, token, tool, callLoop) }
+
+func benchCallsWith(b *testing.B, url, token, tool string, loop func(*testing.B, string, ...*mcp.ClientSession)) {
 	hc := http.DefaultClient
 	if token != "" {
 		hc = &http.Client{Transport: testkit.Bearer(nil, token)}
@@ -85,7 +99,7 @@ func benchCalls(b *testing.B, url, token, tool string) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	callLoop(b, tool, cs)
+	loop(b, tool, cs)
 }
 
 // callLoop makes b.N write calls of tool, round-robin over agents, and
@@ -108,4 +122,27 @@ func callLoop(b *testing.B, tool string, agents ...*mcp.ClientSession) {
 			b.Fatal(err, res)
 		}
 	}
+}
+
+// pacedLoop makes b.N write calls of tool, one every pace, and reports the
+// p50 and p99 of a call's latency.
+func pacedLoop(b *testing.B, tool string, agents ...*mcp.ClientSession) {
+	const pace = 20 * time.Millisecond
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	for b.Loop() {
+		i++
+		time.Sleep(pace)
+		t0 := time.Now()
+		res, err := agents[i%len(agents)].CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
+		lat = append(lat, time.Since(t0))
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+	slices.Sort(lat)
+	at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(at(0.5), "p50-us")
+	b.ReportMetric(at(0.99), "p99-us")
 }

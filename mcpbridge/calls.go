@@ -148,7 +148,7 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 	if err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
-	if err := c.b.schemas.validate(fmt.Sprintf("%T.%s", tp, action), spec.InputSchema, args); err != nil {
+	if err := c.b.schemas.validateFor(tp, action, spec.InputSchema, args); err != nil {
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
 	args = providerArgs(spec.InputSchema, args)
@@ -278,7 +278,7 @@ func (c *sessionServer) isReadAction(t toolName) bool {
 
 // jsonResult returns v as JSON text and structured content.
 func jsonResult(v any) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
+	b, err := marshalJSON(v)
 	if err != nil {
 		return errorResult(ErrKindInternalError, "result could not be encoded: "+err.Error())
 	}

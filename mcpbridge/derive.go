@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -97,6 +98,7 @@ type deriveCache struct {
 
 type derivedWidget struct {
 	w     ui.Widget
+	specs []ui.ToolSpec // what its Tools returned (shared, read only)
 	tools []Derived
 }
 
@@ -162,6 +164,15 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 		if err != nil {
 			continue
 		}
+		if self {
+			if d, ok := c.prev[id]; ok && reflect.TypeOf(d.w) == reflect.TypeOf(e.widget) && sameSpecs(d.specs, specs) {
+				// The widget changed (an agent typed into it), its tools
+				// did not: they are derived from equal specs alike.
+				out = append(out, d.tools...)
+				c.cur[id] = derivedWidget{w: e.widget, specs: specs, tools: d.tools}
+				continue
+			}
+		}
 		first := len(out)
 		for _, spec := range specs {
 			if !actionRe.MatchString(spec.Action) {
@@ -182,8 +193,74 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 			})
 		}
 		if self {
-			c.cur[id] = derivedWidget{w: e.widget, tools: out[first:len(out):len(out)]}
+			c.cur[id] = derivedWidget{w: e.widget, specs: specs, tools: out[first:len(out):len(out)]}
 		}
 	}
 	return out
+}
+
+// sameSpecs reports whether two lists of tool specs are equal, schemas
+// and annotations compared by value.
+func sameSpecs(a, b []ui.ToolSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Action != y.Action || x.Description != y.Description || x.ReadOnly != y.ReadOnly ||
+			!sameJSON(x.InputSchema, y.InputSchema) || !sameJSON(x.Annotations, y.Annotations) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON reports whether two JSON-like values (as schemas hold them)
+// are equal: maps, slices, strings, booleans and numbers compared
+// without reflection, anything else by reflect.DeepEqual. A nil map
+// equals an empty one (both clean to the same schema).
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return reflect.DeepEqual(a, b)
 }

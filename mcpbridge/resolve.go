@@ -26,6 +26,9 @@ func resolveIn(g guard.Scope, s *scanned, t toolName) (ui.ToolProvider, ui.ToolS
 	if !t.valid {
 		return nil, ui.ToolSpec{}, errNoTool
 	}
+	if r, ok := s.foundTool(t.name); ok {
+		return r.tp, r.spec, nil
+	}
 	id, action := t.widgetID, t.action
 	es := s.es
 	i := first(es, id) // only the first widget with an id counts
@@ -52,6 +55,11 @@ func resolveIn(g guard.Scope, s *scanned, t toolName) (ui.ToolProvider, ui.ToolS
 	}
 	for _, spec := range specs {
 		if spec.Action == action {
+			if w := es[i].widget; w != nil && ui.SelfContained(w) {
+				// Its tools follow from its fields (toolsAt asked for
+				// them once): so does what this name resolves to.
+				s.keepFound(t.name, resolution{tp, spec})
+			}
 			return tp, spec, nil
 		}
 	}

@@ -110,6 +110,41 @@ type scanned struct {
 
 	mu    sync.Mutex
 	tools map[int]toolsOf // by entry index; self-contained widgets only
+	// found holds the tools resolved in this tree (resolveIn) by their
+	// full name: a call resolves its tool several times (the gate, the
+	// call, the fold, its answer, the activity log) in one or two
+	// snapshots. Self-contained widgets' only, as tools is, and only
+	// what was found.
+	found map[string]resolution
+}
+
+// resolution is a tool found in a scanned tree.
+type resolution struct {
+	tp   ui.ToolProvider
+	spec ui.ToolSpec
+}
+
+// maxFound bounds scanned.found: a snapshot's calls name a few tools.
+const maxFound = 64
+
+// foundTool is the resolution of name memoized in s, if any.
+func (s *scanned) foundTool(name string) (resolution, bool) {
+	s.mu.Lock()
+	r, ok := s.found[name]
+	s.mu.Unlock()
+	return r, ok
+}
+
+// keepFound memoizes the resolution of name in s.
+func (s *scanned) keepFound(name string, r resolution) {
+	s.mu.Lock()
+	if s.found == nil {
+		s.found = map[string]resolution{}
+	}
+	if len(s.found) < maxFound {
+		s.found[name] = r
+	}
+	s.mu.Unlock()
 }
 
 type toolsOf struct {

@@ -29,6 +29,16 @@ func (c *schemaCache) validate(key string, schema map[string]any, args map[strin
 	return c.validateFull(key, schema, args)
 }
 
+// validateFor is validate for the action of widget tp, naming its key
+// ("<widget type>.<action>") only when the schema needs the full
+// validator: the common schemas (acceptsSimple) need none.
+func (c *schemaCache) validateFor(tp any, action string, schema map[string]any, args map[string]any) error {
+	if acceptsSimple(schema, args) {
+		return nil
+	}
+	return c.validateFull(fmt.Sprintf("%T.%s", tp, action), schema, args)
+}
+
 // validateFull is validate by jsonschema-go alone.
 func (c *schemaCache) validateFull(key string, schema map[string]any, args map[string]any) error {
 	raw, err := json.Marshal(cleanSchema(schema))

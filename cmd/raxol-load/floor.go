@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -27,7 +28,8 @@ import (
 // The floor is what a library user would write without raxol-ssh: a bare
 // wish v2 server running a small Bubble Tea v2 program per session, and a
 // go-sdk MCP server with one echo tool over Streamable HTTP, with the
-// process's Prometheus metrics at /metrics. Measured with the same load in
+// process's Prometheus metrics at /metrics and Go's profiler at
+// /debug/pprof/ (heap, goroutine, allocs). Measured with the same load in
 // the same run, it is what raxol-ssh's costs are compared with.
 //
 //	go run ./cmd/raxol-load floor --ssh 127.0.0.1:2500 --http 127.0.0.1:8500 &
@@ -73,6 +75,9 @@ func serveFloor(args []string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil))
 	mux.Handle("GET /metrics", promhttp.Handler())
+	// Go's profiler, as raxol-ssh's --pprof-addr serves it: raxol-load's
+	// --pprof reads both servers' memory the same way.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	hs := &http.Server{Addr: *httpAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -120,7 +120,28 @@ func run() error {
 	nodesFlag := flag.String("agent-nodes", "", "comma-separated base URLs of the nodes' HTTP (http://host:port) for --agent-via other and round-robin, the attach panel's URL naming one of them (default: the --metrics URLs' scheme://host:port)")
 	flag.StringVar(&writeTool, "tool", "demo.search.type_into", "the write tool agents call with {\"text\": ...}")
 	flag.StringVar(&readTool, "read-tool", "demo.search.get_value", "the read tool agents call with {} (\"\" calls the write tool instead)")
+	distinct := flag.Bool("distinct-users", false, "each session its own user name and its own key (load-<i>), as distinct people would connect")
+	sources := flag.Int("source-addrs", 1, "connect from this many loopback source addresses in turn (127.0.0.1, 127.0.0.2, …), as clients from distinct addresses would")
+	afterSettle := flag.Duration("after-settle", 0, "after every phase, wait this long and report the server's memory per session again (what an operator sees once a busy spell is over)")
+	pprofBase := flag.String("pprof", "", "the server's pprof base URL (raxol-ssh --pprof-addr): its heap and goroutine profiles are saved to --profile-dir when the idle period ends (idle-*) and after --after-settle (after-*)")
+	profDir := flag.String("profile-dir", ".", "where --pprof's profiles go")
+	busyKeys := flag.Int("busy-keys", 0, "before the idle period, every session gets this many keys (Tab and Shift+Tab, each after the last one's redraw): 1,000 busy sessions rather than 1,000 that drew one frame")
+	pid := flag.Int("pid", 0, "the server's process id, on this machine: its anonymous and file-backed RSS and peak RSS are read from /proc")
 	flag.Parse()
+	saveProfiles := func(phase string) {
+		if *pprofBase == "" {
+			return
+		}
+		for _, kind := range []string{"goroutine", "allocs"} {
+			url := strings.TrimRight(*pprofBase, "/") + "/debug/pprof/" + kind
+			if err := fetchProfile(url, fmt.Sprintf("%s/%s-%s.pprof", strings.TrimRight(*profDir, "/"), phase, kind)); err != nil {
+				fmt.Printf("profile %s: %v\n", kind, err)
+			}
+		}
+	}
+	if *sources < 1 || *sources > 250 {
+		return errors.New("--source-addrs: between 1 and 250")
+	}
 	sshAddrs, err := splitList("--ssh", *sshFlag)
 	if err != nil {
 		return err
@@ -178,6 +199,25 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("scrape before: %w", err)
 	}
+	memBefore, err := readMemory(metricsURLs, "", "", *pid)
+	if err != nil {
+		return fmt.Errorf("scrape before: %w", err)
+	}
+	// breakdown prints where the server's memory is, per session, forcing
+	// a collection (and saving the heap profile it gives) when --pprof is
+	// set.
+	breakdown := func(phase string, n float64) error {
+		prof := ""
+		if *pprofBase != "" {
+			prof = fmt.Sprintf("%s/%s-heap.pprof", strings.TrimRight(*profDir, "/"), phase)
+		}
+		m, err := readMemory(metricsURLs, *pprofBase, prof, *pid)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("memory per session, %s: %s\n", phase, m.perSession(memBefore, n))
+		return nil
+	}
 	fmt.Printf("server before: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f sessions=%.0f\n",
 		before["process_resident_memory_bytes"]/(1<<20), before["go_memstats_heap_inuse_bytes"]/(1<<20),
 		before["go_goroutines"], before["raxol_sessions_open"])
@@ -192,7 +232,21 @@ func run() error {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c, err := open(sshAddrs[i%len(sshAddrs)], cfg)
+			ccfg := cfg
+			if *distinct {
+				own, err := ownUser(cfg, i)
+				if err != nil {
+					failures.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				ccfg = own
+			}
+			local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+i%*sources))}
+			if *sources == 1 {
+				local = nil
+			}
+			c, err := openFrom(sshAddrs[i%len(sshAddrs)], ccfg, local)
 			if err != nil {
 				failures.Add(1)
 				firstErr.CompareAndSwap(nil, err)
@@ -224,7 +278,31 @@ func run() error {
 		return errors.New("no session opened")
 	}
 
+	if *busyKeys > 0 {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if err := typeKeys(c, *busyKeys); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+				}
+			})
+		}
+		wg.Wait()
+		fmt.Printf("%d keys in each of %d sessions in %s\n", *busyKeys, len(clients), time.Since(start).Round(time.Millisecond))
+		if e := firstErr.Load(); e != nil {
+			fmt.Printf("first failure: %v\n", e)
+		}
+	}
+	var beforeAgents map[string]float64
 	if *agents > 0 {
+		// What the sessions alone hold, settled, to tell what the agents add.
+		time.Sleep(*settle)
+		if beforeAgents, err = scrapeAll(metricsURLs); err != nil {
+			return err
+		}
 		n := min(*agents, len(clients))
 		start := time.Now()
 		var attached atomic.Int64
@@ -289,8 +367,18 @@ func run() error {
 		fmt.Printf("per session: rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n",
 			rss/open/1024, heap/open/1024, (idleEnd["go_goroutines"]-before["go_goroutines"])/open)
 	}
+	if attached := countAgents(clients); beforeAgents != nil && attached > 0 {
+		fmt.Printf("per attached agent (%d, settled): rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n", attached,
+			(idleEnd["process_resident_memory_bytes"]-beforeAgents["process_resident_memory_bytes"])/float64(attached)/1024,
+			(idleEnd["go_memstats_heap_inuse_bytes"]-beforeAgents["go_memstats_heap_inuse_bytes"])/float64(attached)/1024,
+			(idleEnd["go_goroutines"]-beforeAgents["go_goroutines"])/float64(attached))
+	}
 	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
 		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
+	saveProfiles("idle")
+	if err := breakdown("idle", open); err != nil {
+		return err
+	}
 
 	// Keystroke round trips: a key in, the first byte of the redraw out.
 	var lat []time.Duration
@@ -345,8 +433,72 @@ func run() error {
 			}
 		}
 	}
+	if *afterSettle > 0 {
+		time.Sleep(*afterSettle)
+		after, err := scrapeAll(metricsURLs)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("server after the load, settled %s: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f\n", *afterSettle,
+			after["process_resident_memory_bytes"]/(1<<20), after["go_memstats_heap_inuse_bytes"]/(1<<20), after["go_goroutines"])
+		fmt.Printf("per session after the load: rss=%.1f KiB heap_inuse=%.1f KiB\n",
+			(after["process_resident_memory_bytes"]-before["process_resident_memory_bytes"])/open/1024,
+			(after["go_memstats_heap_inuse_bytes"]-before["go_memstats_heap_inuse_bytes"])/open/1024)
+		saveProfiles("after")
+		if err := breakdown("after", open); err != nil {
+			return err
+		}
+	}
 
 	return nil
+}
+
+// typeKeys types n keys into c's session, Tab and Shift+Tab in turn, each
+// once the last one's redraw began.
+func typeKeys(c *client, n int) error {
+	for i := range n {
+		drain(c.out)
+		key := "\t"
+		if i%2 == 1 {
+			key = "\x1b[Z"
+		}
+		if _, err := io.WriteString(c.stdin, key); err != nil {
+			return err
+		}
+		select {
+		case <-c.out:
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("no redraw within 5s after a key")
+		}
+	}
+	return nil
+}
+
+// ownUser is cfg with the user name load-<i> and a key of its own.
+func ownUser(cfg *gossh.ClientConfig, i int) (*gossh.ClientConfig, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	c := *cfg
+	c.User = fmt.Sprintf("load-%d", i)
+	c.Auth = []gossh.AuthMethod{gossh.PublicKeys(signer)}
+	return &c, nil
+}
+
+// countAgents is how many clients have an agent attached.
+func countAgents(clients []*client) int {
+	n := 0
+	for _, c := range clients {
+		if c.agent != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // typeBackToBack has each client type Tab and Shift+Tab in turn for d,
@@ -461,14 +613,21 @@ func drain(c chan struct{}) {
 	}
 }
 
-func open(addr string, cfg *gossh.ClientConfig) (*client, error) {
-	return openTerm(addr, cfg, "", 80, 24)
+// openFrom opens an 80x24 session from the local address local (any
+// when nil).
+func openFrom(addr string, cfg *gossh.ClientConfig, local *net.TCPAddr) (*client, error) {
+	return openTermFrom(addr, cfg, "", 80, 24, local)
 }
 
 // openTerm opens a session with a cols×rows PTY that runs command (a
 // shell when ""), and keeps its screen.
 func openTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows int) (*client, error) {
-	conn, sess, stdin, stdout, err := dialTerm(addr, cfg, command, cols, rows, nil)
+	return openTermFrom(addr, cfg, command, cols, rows, nil)
+}
+
+// openTermFrom is openTerm from the local address local (any when nil).
+func openTermFrom(addr string, cfg *gossh.ClientConfig, command string, cols, rows int, local *net.TCPAddr) (*client, error) {
+	conn, sess, stdin, stdout, err := dialTerm(addr, cfg, command, cols, rows, local, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -517,11 +676,15 @@ func readFrames(stdout io.Reader, conn io.Closer, got func([]byte)) error {
 	}
 }
 
-// dialTerm connects to addr (through wrap when not nil: the load's own
+// dialTerm connects to addr from local (any when nil; through wrap when not nil: the load's own
 // count of the bytes on the wire) and starts command (a shell when "")
 // on a cols×rows PTY.
-func dialTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows int, wrap func(net.Conn) net.Conn) (*gossh.Client, *gossh.Session, io.WriteCloser, io.Reader, error) {
-	nc, err := net.DialTimeout("tcp", addr, cfg.Timeout)
+func dialTerm(addr string, cfg *gossh.ClientConfig, command string, cols, rows int, local *net.TCPAddr, wrap func(net.Conn) net.Conn) (*gossh.Client, *gossh.Session, io.WriteCloser, io.Reader, error) {
+	d := net.Dialer{Timeout: cfg.Timeout}
+	if local != nil {
+		d.LocalAddr = local
+	}
+	nc, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -349,7 +349,7 @@ func (v *sshViewer) close() { _ = v.conn.Close() }
 // and waits for its first frame.
 func joinViewer(addr string, cfg *gossh.ClientConfig, id string, cols, rows int) (*sshViewer, error) {
 	r := newReader()
-	conn, _, _, stdout, err := dialTerm(addr, cfg, "join "+id, cols, rows, func(c net.Conn) net.Conn { return countedConn{c, &r.wire} })
+	conn, _, _, stdout, err := dialTerm(addr, cfg, "join "+id, cols, rows, nil, func(c net.Conn) net.Conn { return countedConn{c, &r.wire} })
 	if err != nil {
 		return nil, err
 	}

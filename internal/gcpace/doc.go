@@ -12,7 +12,10 @@
 // given back (runtime/debug.FreeOSMemory), and again at 12 s: the garbage
 // of the last burst and what its sessions freed as they went idle would
 // otherwise be held until Go's periodic collection two minutes on. The
-// next quiet spell gets its collections a minute later at the soonest.
+// next quiet spell gets its collections a minute later at the soonest,
+// unless the pacer raised the percent since: then the heap may have grown
+// by the headroom, and the spell's first collection gives it back at
+// SettleAfter (an operator sees memory Go holds unused as RSS).
 //
 // The bound: the heap (bytes of heap objects) stays within Bound, Go's
 // own goal for what the last collection found live (live + (live +

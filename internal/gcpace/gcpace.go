@@ -71,7 +71,9 @@ type Options struct {
 	// SettleAfter, and no more that spell.
 	SettleAfter time.Duration
 	// MinSettleGap is the least time from one quiet spell's collections
-	// to the next spell's (DefaultMinSettleGap if zero).
+	// to the next spell's (DefaultMinSettleGap if zero), unless the
+	// percent was raised in between: a spell after pacing settles at
+	// SettleAfter.
 	MinSettleGap time.Duration
 	// OnChange, if set, is called with each GC percent the pacer sets.
 	OnChange func(percent int)
@@ -294,6 +296,10 @@ func Run(ctx context.Context, o Options) {
 	var quietAllocs uint64 // bytes allocated in all when the quiet (re)started
 	settled := 0           // collections of this quiet spell so far
 	var lastSettle time.Time
+	// paced says the percent was raised since the last settle: the heap
+	// may have grown to the headroom, which a quiet spell gives back at
+	// once rather than after MinSettleGap.
+	paced := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -319,7 +325,7 @@ func Run(ctx context.Context, o Options) {
 			// collect and give the memory back; again at four times that.
 			switch {
 			case cur != base: // pacing: not quiet
-				quietSince = time.Time{}
+				quietSince, paced = time.Time{}, true
 				continue
 			case quietSince.IsZero(),
 				now.Sub(quietSince) >= time.Second && float64(allocs-quietAllocs)/now.Sub(quietSince).Seconds() > quietRate:
@@ -331,14 +337,19 @@ func Run(ctx context.Context, o Options) {
 				quietSince, quietCycles, quietAllocs = now, cycles, allocs
 			}
 			// A spell's first settle waits MinSettleGap after the last
-			// spell's: a server busy in bursts a few seconds apart must not
-			// pay a full collection for each quiet gap.
+			// spell's: a server busy in bursts a few seconds apart at
+			// GOGC's pace must not pay a full collection for each quiet
+			// gap. A spell after the pacer raised the percent does not
+			// wait: the heap may have grown by the headroom (hundreds of
+			// MiB), and an operator sees it as RSS until it is given back;
+			// one collection per burst is little beside the many the
+			// raised percent saved during it.
 			if wait := o.SettleAfter << (2 * settled); settled < settles && now.Sub(quietSince) >= wait &&
-				(settled > 0 || lastSettle.IsZero() || now.Sub(lastSettle) >= o.MinSettleGap) {
+				(settled > 0 || paced || lastSettle.IsZero() || now.Sub(lastSettle) >= o.MinSettleGap) {
 				settled++
 				debug.FreeOSMemory()
 				quietCycles = read().cycles
-				lastSettle = now
+				lastSettle, paced = now, false
 			}
 		}
 	}

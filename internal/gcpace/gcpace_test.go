@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,18 +131,19 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 		t.Fatalf("%d collections forced in one quiet spell, want 2", n)
 	}
 
-	// A second burst, and quiet again soon after: no collection until the
-	// gap since the last spell's has passed, then one.
+	// A second burst that raised the percent, and quiet again soon after:
+	// the heap may have grown by the headroom, and the spell gives it back
+	// at once (200 ms), well within the 5 s gap since the last spell's.
 	stop = allocate()
 	waitFor("allocating again", raised)
 	forced = forcedGCs()
 	stop()
 	waitFor("after the second burst", func() bool { return gogc() == 100 })
-	time.Sleep(time.Second) // negative check: well past the settle (200 ms), well within the 5 s gap
-	if n := forcedGCs() - forced; n != 0 {
-		t.Fatalf("%d collections forced within the gap after the last spell's", n)
+	at := time.Now()
+	waitFor("a collection soon after a raised burst", func() bool { return forcedGCs() > forced })
+	if d := time.Since(at); d > 3*time.Second {
+		t.Fatalf("the spell after a raised burst settled after %s, want it at about 200 ms, not after the 5 s gap", d)
 	}
-	waitFor("a collection once the gap passed", func() bool { return forcedGCs() > forced })
 
 	stop = allocate()
 	waitFor("allocating again", raised)
@@ -155,6 +157,59 @@ func TestRunRaisesUnderAllocationAndComesBack(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) < 6 || seen[len(seen)-1] != 100 {
 		t.Fatalf("percents set %v: want raised, 100, three times", seen)
+	}
+}
+
+// TestQuietSpellsAtGOGCPaceKeepTheGap: bursts the pacer does not raise
+// the percent for (GOGC's own pacing spaces their collections enough)
+// leave no headroom to give back: a quiet spell after one waits
+// MinSettleGap since the last spell's collections, so a server busy in
+// such bursts a few seconds apart pays no full collection for each gap.
+func TestQuietSpellsAtGOGCPaceKeepTheGap(t *testing.T) {
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	ctx, cancel := context.WithCancel(context.Background())
+	var changes atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Collections 50 ms apart are fine: a burst of ~20 MiB/s on a
+		// heap of a few MiB is never paced.
+		Run(ctx, Options{Interval: 50 * time.Millisecond, Tick: 20 * time.Millisecond, Headroom: 256 << 20,
+			SettleAfter: 200 * time.Millisecond, MinSettleGap: 4 * time.Second,
+			OnChange: func(int) { changes.Add(1) }})
+	}()
+	defer func() { cancel(); <-done }()
+	burst := func() {
+		for range 50 { // ~20 MiB/s for half a second: over quietRate
+			for range 6 {
+				sink = append(sink[:0], make([]byte, 32<<10))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitForced := func(what string, than uint64, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for forcedGCs() <= than {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no collection within %s", what, within)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	forced := forcedGCs()
+	burst()
+	waitForced("the first quiet spell", forced, 3*time.Second)
+	time.Sleep(time.Second) // the spell's second settle (at 800 ms)
+	forced = forcedGCs()
+	burst()
+	time.Sleep(time.Second) // negative check: past the settle (200 ms), within the 4 s gap
+	if n := forcedGCs() - forced; n != 0 {
+		t.Fatalf("%d collections forced within the gap after a burst at GOGC's pace", n)
+	}
+	if n := changes.Load(); n != 0 {
+		t.Fatalf("the pacer changed the percent %d times: the bursts were meant to stay at GOGC's pace", n)
 	}
 }
 

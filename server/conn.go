@@ -353,10 +353,16 @@ func (c *conn) gone() bool {
 	}
 }
 
+// pumpBuffer is the size of a connection's input buffer.
+const pumpBuffer = 1 << 10
+
 // pump copies the client's input to the running program.
 func (c *conn) pump() {
 	defer close(c.inputDone)
-	buf := make([]byte, 4<<10)
+	// Held for the connection's life: keys come a few bytes at a time, and
+	// a paste larger than this is read in several pieces, which the input
+	// decoder joins (an SSH packet splits a paste anywhere already).
+	buf := make([]byte, pumpBuffer)
 	for {
 		n, err := c.sess.Read(buf)
 		if n > 0 {

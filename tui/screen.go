@@ -284,14 +284,15 @@ func (s *screen) renderDiff(content, prev string) {
 // keepFrameWithin is how soon after the last one a frame must come for
 // its terminal to keep a frame buffer of its own.
 //
-// A status bar that counts an agent's age ("12s ago") draws once a second
-// for the first minute after each action, so the bound is above a second
-// with room for the tick's lateness: at exactly a second, those ticks came
-// a few milliseconds too late and every one borrowed a frame, parsed the
-// whole screen into it and had the renderer compare every row, 13 times
-// the cost of the one row that changed (BenchmarkTickFrame). The idle
-// release (Options.IdleRelease) still drops the buffer of a terminal that
-// stops drawing.
+// A terminal drawn about once a second (an agent acting at that pace, a
+// program's one-second timer) keeps its buffer: the bound is above a
+// second with room for a timer's lateness. At exactly a second such frames
+// came a few milliseconds too late and every one borrowed a frame, parsed
+// the whole screen into it and had the renderer compare every row, 13
+// times the cost of the one row that changed (BenchmarkTickFrame). Rarer
+// frames (an agent's age in the status bar, counted in steps of ageStep)
+// borrow one; the idle release (Options.IdleRelease) drops the buffer of
+// a terminal that stops drawing.
 const keepFrameWithin = 1500 * time.Millisecond
 
 // frames holds the frame buffers terminals borrow for an occasional frame.

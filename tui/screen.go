@@ -62,6 +62,16 @@ type screen struct {
 	// does on its own (a test compares against it; see screen_colors.go).
 	rendererColors bool
 	text           [2][]byte // scratch for sameText
+	// rebuilt says a draw since takeRebuilt rebuilt the released renderer.
+	rebuilt bool
+}
+
+// takeRebuilt reports whether a draw rebuilt the renderer since it was
+// last asked (the terminal had been idle and released it), and forgets it.
+func (s *screen) takeRebuilt() bool {
+	r := s.rebuilt
+	s.rebuilt = false
+	return r
 }
 
 // minScrollRows is the fewest changed rows a frame can gain anything from
@@ -107,6 +117,7 @@ func (s *screen) renderer() *uv.TerminalRenderer {
 	if !s.started {
 		return s.scr
 	}
+	s.rebuilt = true
 	// As start left it, minus the output.
 	if !s.plain {
 		s.scr.SaveCursor()

@@ -199,8 +199,11 @@ type frameState struct {
 	frameTimer timer // the deferred frame (frameMsg)
 	// idle is a time.Timer rather than a timer: it is reset on every
 	// frame drawn (armIdle), which a tick would pay with a goroutine.
-	idle  *time.Timer   // marks idleC once no frame was drawn for IdleRelease
+	idle  *time.Timer   // marks idleC once no frame was drawn for idleAfter
 	idleC chan struct{} // buffered 1
+	// idleAfter is how long after the last frame the screen copy goes:
+	// IdleRelease, or less after a lone frame (see armIdle).
+	idleAfter time.Duration
 	hostedState
 }
 
@@ -462,7 +465,7 @@ func (m *Model) redraw() tea.Cmd {
 	// A failed write means the client is gone; the session ends with it.
 	_ = m.scr.draw(frame)
 	m.changed = false
-	m.armIdle()
+	m.armIdle(m.scr.takeRebuilt())
 	return nil
 }
 
@@ -470,9 +473,9 @@ func (m *Model) redraw() tea.Cmd {
 type idleMsg struct{}
 
 // releaseIfIdle releases the terminal's copy of the screen when it has
-// drawn nothing for IdleRelease.
+// drawn nothing for idleAfter.
 func (m *Model) releaseIfIdle() {
-	if m.scr != nil && time.Since(m.lastDraw) >= m.opts.IdleRelease {
+	if m.scr != nil && time.Since(m.lastDraw) >= m.idleAfter {
 		m.scr.release()
 		// The widgets' last drawing goes too: an idle terminal keeps no
 		// copy of its screen in any form.
@@ -485,11 +488,28 @@ func (m *Model) releaseIfIdle() {
 // armIdle (re)starts the idle timer after a frame. The timer sends nothing
 // itself: it marks idleC, which the snapshot-waiting command turns into an
 // idleMsg.
-func (m *Model) armIdle() {
-	if m.opts.IdleRelease > 0 {
-		m.idle.Reset(m.opts.IdleRelease)
+//
+// lone says the frame woke a released screen (the terminal had been idle):
+// then the copy goes again after loneRelease unless another frame follows.
+// A terminal whose only frames are occasional (an agent's age in the
+// status bar every ten seconds, an agent acting now and then) otherwise
+// held its two cell buffers (~430 KB at 80x24) for IdleRelease after each,
+// which at a frame every ten seconds was half the time.
+func (m *Model) armIdle(lone bool) {
+	if m.opts.IdleRelease <= 0 {
+		return
 	}
+	m.idleAfter = m.opts.IdleRelease
+	if lone {
+		m.idleAfter = min(m.idleAfter, loneRelease)
+	}
+	m.idle.Reset(m.idleAfter)
 }
+
+// loneRelease is how long a screen woken from idle by one frame keeps its
+// copy: a second frame within it (a human who starts typing, an agent at
+// work) keeps it for IdleRelease from then on.
+const loneRelease = keepFrameWithin
 
 // View is required by tea.Model. The program runs without Bubble Tea's
 // renderer (see Options.Output), which still calls View after every

@@ -696,6 +696,58 @@ func TestIdleTerminalReleasesItsScreenCopy(t *testing.T) {
 	})
 }
 
+// TestLoneFrameReleasesSooner: a frame that wakes a released screen (an
+// agent's age ticking in the status bar, an occasional agent action)
+// releases the copy again after loneRelease, not IdleRelease, unless
+// another frame follows; a terminal that goes on drawing keeps it for
+// IdleRelease after its last frame.
+func TestLoneFrameReleasesSooner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		ew := &emuWriter{em: vt.NewEmulator(80, 24)}
+		m := New(s, Options{Terminal: "u", Output: ew, Environ: []string{"TERM=xterm-256color"}, ColorProfile: colorprofile.ANSI256, IdleRelease: 5 * time.Second})
+		t.Cleanup(m.Close)
+		m.Init()
+		idleAfter := func(what string, want time.Duration) {
+			t.Helper()
+			start := time.Now()
+			msg := m.waitSnapshot()()
+			if _, ok := msg.(idleMsg); !ok {
+				t.Fatalf("%s: wait returned %T, want idleMsg", what, msg)
+			}
+			if d := time.Since(start); d != want {
+				t.Fatalf("%s: idleMsg after %v, want %v", what, d, want)
+			}
+			m.Update(msg)
+			if m.scr.scr != nil {
+				t.Fatalf("%s: the renderer was kept", what)
+			}
+		}
+		change := func(text string) {
+			t.Helper()
+			if err := s.Dispatcher.Call(context.Background(), dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: "a"},
+				ui.TextInputChanged{ID: "name", Text: text}); err != nil {
+				t.Fatal(err)
+			}
+			msg := m.waitSnapshot()()
+			if _, ok := msg.(snapshotMsg); !ok {
+				t.Fatalf("wait returned %T, want snapshotMsg", msg)
+			}
+			m.Update(msg)
+			if !strings.Contains(ew.em.String(), text) {
+				t.Fatalf("%q not on the terminal:\n%s", text, ew.em.String())
+			}
+		}
+		idleAfter("after the first frame", 5*time.Second)
+		change("lone")
+		idleAfter("after a lone frame", loneRelease)
+		change("first")
+		time.Sleep(time.Second) // past the frame interval, within loneRelease
+		change("second")
+		idleAfter("after a second frame", 5*time.Second)
+	})
+}
+
 // TestHugeWindowSizesAreBounded: a client can claim any window size; the
 // terminal is drawn at most MaxWidth x MaxHeight, so its buffers stay
 // bounded (a claimed 2000x1000 window cost ~450 MB before).

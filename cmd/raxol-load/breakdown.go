@@ -90,9 +90,14 @@ func procMemory(pid int) (anon, file, hwm float64) {
 }
 
 // perSession is the breakdown of s against base (the server before any
-// session), per session, in KiB.
+// session), per session (or per whatever n counts), in KiB; against a
+// base read after a forced collection too, what was live in each.
 func (s memSample) perSession(base memSample, n float64) string {
 	k := func(a, b float64) string { return fmt.Sprintf("%.1f", (a-b)/n/1024) }
+	if base.live > 0 && s.live > 0 {
+		// Both after a forced collection: compare what was live.
+		return fmt.Sprintf("live=%s rss=%s stacks=%s KiB", k(s.live, base.live), k(s.rss, base.rss), k(s.stackInuse, base.stackInuse))
+	}
 	out := fmt.Sprintf("rss=%s heap_inuse=%s stacks=%s held_unused=%s", k(s.rss, base.rss), k(s.heapInuse, base.heapInuse),
 		k(s.stackInuse, base.stackInuse), k(s.heapIdle-s.heapReleased, base.heapIdle-base.heapReleased))
 	if s.live > 0 {

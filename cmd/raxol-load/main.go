@@ -206,17 +206,17 @@ func run() error {
 	// breakdown prints where the server's memory is, per session, forcing
 	// a collection (and saving the heap profile it gives) when --pprof is
 	// set.
-	breakdown := func(phase string, n float64) error {
+	breakdown := func(phase string, n float64) (memSample, error) {
 		prof := ""
 		if *pprofBase != "" {
 			prof = fmt.Sprintf("%s/%s-heap.pprof", strings.TrimRight(*profDir, "/"), phase)
 		}
 		m, err := readMemory(metricsURLs, *pprofBase, prof, *pid)
 		if err != nil {
-			return err
+			return m, err
 		}
 		fmt.Printf("memory per session, %s: %s\n", phase, m.perSession(memBefore, n))
-		return nil
+		return m, nil
 	}
 	fmt.Printf("server before: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f sessions=%.0f\n",
 		before["process_resident_memory_bytes"]/(1<<20), before["go_memstats_heap_inuse_bytes"]/(1<<20),
@@ -297,10 +297,14 @@ func run() error {
 		}
 	}
 	var beforeAgents map[string]float64
+	var memBeforeAgents memSample
 	if *agents > 0 {
 		// What the sessions alone hold, settled, to tell what the agents add.
 		time.Sleep(*settle)
 		if beforeAgents, err = scrapeAll(metricsURLs); err != nil {
+			return err
+		}
+		if memBeforeAgents, err = readMemory(metricsURLs, *pprofBase, "", *pid); err != nil {
 			return err
 		}
 		n := min(*agents, len(clients))
@@ -376,8 +380,13 @@ func run() error {
 	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
 		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
 	saveProfiles("idle")
-	if err := breakdown("idle", open); err != nil {
+	idleMem, err := breakdown("idle", open)
+	if err != nil {
 		return err
+	}
+	if attached := countAgents(clients); memBeforeAgents.live > 0 && attached > 0 {
+		// Both after a forced collection: what the agents keep live.
+		fmt.Printf("memory per attached agent (%d): %s\n", attached, idleMem.perSession(memBeforeAgents, float64(attached)))
 	}
 
 	// Keystroke round trips: a key in, the first byte of the redraw out.
@@ -445,7 +454,7 @@ func run() error {
 			(after["process_resident_memory_bytes"]-before["process_resident_memory_bytes"])/open/1024,
 			(after["go_memstats_heap_inuse_bytes"]-before["go_memstats_heap_inuse_bytes"])/open/1024)
 		saveProfiles("after")
-		if err := breakdown("after", open); err != nil {
+		if _, err := breakdown("after", open); err != nil {
 			return err
 		}
 	}

@@ -206,7 +206,8 @@ func (c *sessionServer) widgetLabel(t toolName) string {
 	if !t.derived {
 		return ""
 	}
-	w, ok := ui.Find(c.sess.Dispatcher.Snapshot().Tree, id)
+	snap := c.sess.Dispatcher.Snapshot()
+	w, ok := c.scannedAt(snap).find(snap.Tree, id)
 	if !ok {
 		return id
 	}

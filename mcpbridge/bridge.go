@@ -409,7 +409,7 @@ func HostAllowed(r *http.Request, allowed []string) bool {
 	if !ok {
 		return true
 	}
-	if ap, err := netip.ParseAddrPort(local.String()); err != nil || !ap.Addr().Unmap().IsLoopback() {
+	if !loopback(local) {
 		return true
 	}
 	name, port := splitHost(r.Host)
@@ -423,6 +423,15 @@ func HostAllowed(r *http.Request, allowed []string) bool {
 		an, ap := splitHost(a)
 		return an == name && (ap == "" || ap == port)
 	})
+}
+
+// loopback reports whether a listener's address is a loopback IP.
+func loopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort().Addr().Unmap().IsLoopback() // without formatting and parsing it
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // splitHost splits a Host value (or an allowed entry) into its name,

@@ -316,6 +316,9 @@ func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
+	if args, ok := decodeFlatObject(raw); ok {
+		return args, nil
+	}
 	var args map[string]any
 	if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 		return nil, errors.New("arguments must be a JSON object")

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -418,6 +419,9 @@ func (c *sessionServer) revokeGrants() {
 // context is the one of the request that created the session.
 const requestHeader = "X-Raxol-Request"
 
+// requestTags numbers the tags of requestHeader.
+var requestTags atomic.Uint64
+
 // sseStreamKey is the context key of an SSE client's stream (its GET
 // request's context): the SDK's session context keeps the GET context's
 // values, not its cancellation.
@@ -437,7 +441,9 @@ func (c *sessionServer) tagRequest(r *http.Request, sse bool) (*http.Request, fu
 		r.Header.Del(requestHeader)
 		return r, func() {}
 	}
-	tag := randomID()
+	// Unique within the process is enough: the server sets it, whatever
+	// the client sent.
+	tag := strconv.FormatUint(requestTags.Add(1), 36)
 	r.Header.Set(requestHeader, tag)
 	c.requests.Store(tag, r.Context())
 	return r, func() { c.requests.Delete(tag) }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
@@ -76,8 +77,31 @@ func exclude(n ui.Node) bool {
 	if v.Kind() != reflect.Struct {
 		return false
 	}
-	f := v.FieldByName("Exclude")
-	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
+	i := excludeField(v.Type())
+	return i != nil && v.FieldByIndex(i).Bool()
+}
+
+// excludeFields holds, by struct type, the index of its Exclude field
+// when it is a bool (FieldByName's), or an empty index: looked up once
+// per type, not for every widget of every tree.
+var excludeFields sync.Map // reflect.Type -> []int
+
+func excludeField(t reflect.Type) []int {
+	if i, ok := excludeFields.Load(t); ok {
+		if i := i.([]int); len(i) > 0 {
+			return i
+		}
+		return nil
+	}
+	var i []int
+	if f, ok := t.FieldByName("Exclude"); ok && f.Type.Kind() == reflect.Bool {
+		i = f.Index
+	}
+	excludeFields.Store(t, i)
+	if len(i) == 0 {
+		return nil
+	}
+	return i
 }
 
 // derive is Derive with the app's code run in g. A widget behind an open
@@ -94,6 +118,8 @@ func derive(g guard.Scope, namespace string, tree ui.Node, warn WarnFunc) []Deri
 // not safe for concurrent use.
 type deriveCache struct {
 	prev, cur map[string]derivedWidget
+	n         int             // how many tools the last derivation gave
+	seen      map[string]bool // deriveIn's, kept for the next
 }
 
 type derivedWidget struct {
@@ -124,7 +150,20 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 	}
 	es, rc := s.es, s.rc
 	var out []Derived
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if c != nil {
+		// As many tools as last time, most likely; the ids seen map is
+		// the cache's, emptied.
+		out = make([]Derived, 0, c.n)
+		if c.seen == nil {
+			c.seen = map[string]bool{}
+		}
+		seen = c.seen
+		clear(seen)
+		defer func() { c.n = len(out) }()
+	} else {
+		seen = map[string]bool{}
+	}
 	for i, e := range es {
 		// Every widget claims its id, whether or not it offers tools: the
 		// first widget with an id is the one Lookup (and ui.Find) resolve
@@ -149,16 +188,18 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 		if !isProvider || !rc.covers(i) {
 			continue
 		}
-		if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(e.node) }); err != nil || ex {
-			continue
-		}
 		self := c != nil && ui.SelfContained(e.widget)
 		if self {
+			// The same widget as last time derives what it derived (it
+			// was not excluded then, and its fields say it is not now).
 			if d, ok := c.prev[id]; ok && ui.SameWidget(d.w, e.widget) {
 				out = append(out, d.tools...)
 				c.cur[id] = d
 				continue
 			}
+		}
+		if ex, err := guard.Call(g, metrics.HookOther, id, func() bool { return excluded(e.node) }); err != nil || ex {
+			continue
 		}
 		specs, err := s.toolsAt(g, i, id, tp)
 		if err != nil {

@@ -168,3 +168,147 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// decodeFlatObject decodes a JSON object whose values are all strings
+// without escapes or non-ASCII bytes, numbers, booleans or null, as
+// json.Unmarshal into a map[string]any decodes it (numbers as float64, a
+// repeated key's last value). ok is false for anything else (nested
+// values, escapes, non-ASCII text, invalid JSON), which is left to
+// json.Unmarshal: tool arguments are mostly such objects, and
+// encoding/json's reflection is most of their cost.
+func decodeFlatObject(data []byte) (m map[string]any, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	m = make(map[string]any, 4)
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return m, skipSpace(data, i+1) == len(data)
+	}
+	for {
+		k, j, ok := plainString(data, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(data, j)
+		if i >= len(data) || data[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(data, i+1)
+		if i >= len(data) {
+			return nil, false
+		}
+		var v any
+		switch c := data[i]; {
+		case c == '"':
+			s, j, ok := plainString(data, i)
+			if !ok {
+				return nil, false
+			}
+			v, i = s, j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := numberEnd(data, i)
+			if j < 0 {
+				return nil, false
+			}
+			f, err := strconv.ParseFloat(string(data[i:j]), 64)
+			if err != nil {
+				return nil, false
+			}
+			v, i = f, j
+		case hasLiteral(data, i, "true"):
+			v, i = true, i+4
+		case hasLiteral(data, i, "false"):
+			v, i = false, i+5
+		case hasLiteral(data, i, "null"):
+			v, i = nil, i+4
+		default:
+			return nil, false
+		}
+		m[k] = v
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return nil, false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return m, skipSpace(data, i+1) == len(data)
+		default:
+			return nil, false
+		}
+	}
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainString reads the JSON string at data[i] when it holds printable
+// ASCII without escapes, returning it and the index after its quote.
+func plainString(data []byte, i int) (string, int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return "", 0, false
+	}
+	for j := i + 1; j < len(data); j++ {
+		switch c := data[j]; {
+		case c == '"':
+			return string(data[i+1 : j]), j + 1, true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+// numberEnd returns the index after the JSON number at data[i], or -1
+// when it is not one (RFC 8259's grammar: no leading zeros, no leading
+// '+', digits on both sides of '.', an exponent with digits).
+func numberEnd(data []byte, i int) int {
+	digits := func(i int) int {
+		j := i
+		for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if data[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(data) && data[i] == '0':
+		i++
+	case i < len(data) && data[i] >= '1' && data[i] <= '9':
+		i = digits(i)
+	default:
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+func hasLiteral(data []byte, i int, lit string) bool {
+	return len(data)-i >= len(lit) && string(data[i:i+len(lit)]) == lit
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -79,4 +81,53 @@ func TestMarshalJSONIsJSONMarshal(t *testing.T) {
 			t.Errorf("%v encoded", f)
 		}
 	}
+}
+
+// decodeFlatObject decodes what json.Unmarshal decodes into a map, the
+// same way, or leaves it to it (ok false): never a different map, never
+// a map where json.Unmarshal fails.
+func TestDecodeFlatObjectIsJSONUnmarshal(t *testing.T) {
+	token := rapid.SampledFrom([]string{
+		"{", "}", ",", ":", " ", "\n", "\t", `"a"`, `"text"`, `""`, `"x y"`, `"é"`, `"\n"`, `"\u0041"`, "\"\x01\"", "\"\xff\"",
+		"0", "-0", "1", "-1", "01", "1.", ".5", "1.5", "-2.25e3", "1e", "1E+2", "1e-2", "+1", "1e400", "123456789012345678901234567890",
+		"true", "false", "null", "tru", "nul", "[1]", `{"b":1}`, "x",
+	})
+	check := func(t *rapid.T, data []byte) {
+		got, ok := decodeFlatObject(data)
+		var want map[string]any
+		err := json.Unmarshal(data, &want)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: decoded %v, json.Unmarshal fails: %v", data, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: decoded %#v, json.Unmarshal %#v", data, got, want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var b strings.Builder
+		for _, s := range rapid.SliceOf(token).Draw(t, "tokens") {
+			b.WriteString(s)
+		}
+		check(t, []byte(b.String()))
+	})
+	// Well-formed flat objects are decoded here, not left to json.
+	rapid.Check(t, func(t *rapid.T) {
+		m := rapid.MapOf(rapid.StringMatching(`[ -!#-\[\]-~]{0,8}`), rapid.OneOf(
+			rapid.Map(rapid.StringMatching(`[ -!#-\[\]-~]{0,8}`), func(s string) any { return s }),
+			rapid.Map(rapid.Float64Range(-1e12, 1e12), func(f float64) any { return f }),
+			rapid.Map(rapid.Bool(), func(v bool) any { return v }),
+			rapid.Just[any](nil),
+		)).Draw(t, "args")
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, data)
+		if _, ok := decodeFlatObject(data); !ok && !bytes.ContainsAny(data, `\`) {
+			t.Fatalf("%s left to json.Unmarshal", data)
+		}
+	})
 }

@@ -27,7 +27,16 @@ type entry struct {
 // kept without its children, a widget whose WidgetID panics gets no id, an
 // overlay whose Shown panics counts as hidden.
 func scan(g guard.Scope, tree ui.Node) []entry {
+	es, _ := scanAll(g, tree)
+	return es
+}
+
+// scanAll is scan, also reporting whether the entries are every node of
+// the tree, as ui.Walk visits them, each widget with its WidgetID: no
+// overlay left out, no WidgetID or Children that panicked.
+func scanAll(g guard.Scope, tree ui.Node) ([]entry, bool) {
 	out := make([]entry, 0, scanHint.Load())
+	all := true
 	var add func(n ui.Node)
 	add = func(n ui.Node) {
 		if n == nil {
@@ -36,18 +45,22 @@ func scan(g guard.Scope, tree ui.Node) []entry {
 		e := entry{node: n}
 		if w, ok := n.(ui.Widget); ok {
 			e.widget = w
-			e.id, _ = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+			var err error
+			e.id, err = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+			all = all && err == nil
 		}
 		if o, ok := n.(ui.Overlay); ok {
 			shown, err := guard.Call(g, metrics.HookOther, e.id, o.Shown)
 			if err != nil || !shown {
+				all = false
 				return
 			}
 			e.overlay = true
 		}
 		i := len(out)
 		out = append(out, e)
-		kids, _ := guard.Call(g, metrics.HookChildren, e.id, n.Children)
+		kids, err := guard.Call(g, metrics.HookChildren, e.id, n.Children)
+		all = all && err == nil
 		for _, k := range kids {
 			add(k)
 		}
@@ -57,7 +70,7 @@ func scan(g guard.Scope, tree ui.Node) []entry {
 	if n := int64(len(out)); n > scanHint.Load() && n <= maxScanHint {
 		scanHint.Store(n) // the next scan's room: trees of one app are alike
 	}
-	return out
+	return out, all
 }
 
 // scanHint is the most entries a scan has found (up to maxScanHint): what
@@ -107,6 +120,9 @@ type scanned struct {
 	version uint64
 	es      []entry
 	rc      reach
+	// all is set when es holds every node of the tree (scanAll): then
+	// the first entry of an id is the widget ui.Find finds.
+	all bool
 
 	mu    sync.Mutex
 	tools map[int]toolsOf // by entry index; self-contained widgets only
@@ -153,8 +169,8 @@ type toolsOf struct {
 }
 
 func newScanned(g guard.Scope, version uint64, tree ui.Node) *scanned {
-	es := scan(g, tree)
-	return &scanned{version: version, es: es, rc: reachOf(es)}
+	es, all := scanAll(g, tree)
+	return &scanned{version: version, es: es, rc: reachOf(es), all: all}
 }
 
 // toolsAt is the Tools of entry i (tp, with id), run in g; those of a
@@ -178,6 +194,20 @@ func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) (
 	s.tools[i] = toolsOf{specs, err}
 	s.mu.Unlock()
 	return specs, err
+}
+
+// find is ui.Find(tree, id) in the scanned tree, without walking it
+// again when the scan holds all of it.
+func (s *scanned) find(tree ui.Node, id string) (ui.Widget, bool) {
+	if !s.all {
+		return ui.Find(tree, id)
+	}
+	for _, e := range s.es {
+		if e.widget != nil && e.id == id {
+			return e.widget, true
+		}
+	}
+	return nil, false
 }
 
 // scannedAt is snap's tree scanned, once per snapshot for the calls and

@@ -27,16 +27,59 @@ type entry struct {
 // kept without its children, a widget whose WidgetID panics gets no id, an
 // overlay whose Shown panics counts as hidden.
 func scan(g guard.Scope, tree ui.Node) []entry {
-	es, _ := scanAll(g, tree)
-	return es
+	return scanAll(g, tree).es
 }
 
-// scanAll is scan, also reporting whether the entries are every node of
-// the tree, as ui.Walk visits them, each widget with its WidgetID: no
-// overlay left out, no WidgetID or Children that panicked.
-func scanAll(g guard.Scope, tree ui.Node) ([]entry, bool) {
+// widgetRef is a widget of a tree, hidden overlays' content included, and
+// its id ("" when its WidgetID panicked).
+type widgetRef struct {
+	w  ui.Widget
+	id string
+}
+
+// scanResult is what one walk of a tree finds.
+type scanResult struct {
+	es []entry // scan's
+	// widgets is every widget of the tree in pre-order, hidden overlays'
+	// content included (as widgetIDs walks it).
+	widgets []widgetRef
+	// exact is set when no WidgetID or Children panicked: the first of
+	// widgets with an id is the one ui.Find finds.
+	exact bool
+}
+
+// scanAll is scan, and the widgets of hidden overlays too (scanResult),
+// in the same walk.
+func scanAll(g guard.Scope, tree ui.Node) scanResult {
 	out := make([]entry, 0, scanHint.Load())
-	all := true
+	var widgets []widgetRef
+	exact := true
+	widget := func(w ui.Widget) string {
+		id, err := guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
+		exact = exact && err == nil
+		widgets = append(widgets, widgetRef{w, id})
+		return id
+	}
+	children := func(n ui.Node, id string) []ui.Node {
+		kids, err := guard.Call(g, metrics.HookChildren, id, n.Children)
+		exact = exact && err == nil
+		return kids
+	}
+	// hidden walks a hidden overlay's content: not the human's, but its
+	// widgets are the tree's.
+	var hidden func(n ui.Node)
+	hidden = func(n ui.Node) {
+		if n == nil {
+			return
+		}
+		id := ""
+		if w, ok := n.(ui.Widget); ok {
+			id = widget(w)
+		}
+		for _, k := range children(n, id) {
+			hidden(k)
+		}
+	}
 	var add func(n ui.Node)
 	add = func(n ui.Node) {
 		if n == nil {
@@ -45,23 +88,21 @@ func scanAll(g guard.Scope, tree ui.Node) ([]entry, bool) {
 		e := entry{node: n}
 		if w, ok := n.(ui.Widget); ok {
 			e.widget = w
-			var err error
-			e.id, err = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
-			all = all && err == nil
+			e.id = widget(w)
 		}
 		if o, ok := n.(ui.Overlay); ok {
 			shown, err := guard.Call(g, metrics.HookOther, e.id, o.Shown)
 			if err != nil || !shown {
-				all = false
+				for _, k := range children(n, e.id) {
+					hidden(k)
+				}
 				return
 			}
 			e.overlay = true
 		}
 		i := len(out)
 		out = append(out, e)
-		kids, err := guard.Call(g, metrics.HookChildren, e.id, n.Children)
-		all = all && err == nil
-		for _, k := range kids {
+		for _, k := range children(n, e.id) {
 			add(k)
 		}
 		out[i].end = len(out)
@@ -70,7 +111,7 @@ func scanAll(g guard.Scope, tree ui.Node) ([]entry, bool) {
 	if n := int64(len(out)); n > scanHint.Load() && n <= maxScanHint {
 		scanHint.Store(n) // the next scan's room: trees of one app are alike
 	}
-	return out, all
+	return scanResult{es: out, widgets: widgets, exact: exact}
 }
 
 // scanHint is the most entries a scan has found (up to maxScanHint): what
@@ -120,9 +161,9 @@ type scanned struct {
 	version uint64
 	es      []entry
 	rc      reach
-	// all is set when es holds every node of the tree (scanAll): then
-	// the first entry of an id is the widget ui.Find finds.
-	all bool
+	// widgets and exact are scanAll's.
+	widgets []widgetRef
+	exact   bool
 
 	mu    sync.Mutex
 	tools map[int]toolsOf // by entry index; self-contained widgets only
@@ -169,8 +210,8 @@ type toolsOf struct {
 }
 
 func newScanned(g guard.Scope, version uint64, tree ui.Node) *scanned {
-	es, all := scanAll(g, tree)
-	return &scanned{version: version, es: es, rc: reachOf(es), all: all}
+	r := scanAll(g, tree)
+	return &scanned{version: version, es: r.es, rc: reachOf(r.es), widgets: r.widgets, exact: r.exact}
 }
 
 // toolsAt is the Tools of entry i (tp, with id), run in g; those of a
@@ -197,14 +238,14 @@ func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) (
 }
 
 // find is ui.Find(tree, id) in the scanned tree, without walking it
-// again when the scan holds all of it.
+// again (unless app code panicked in the scan: ui.Find would too).
 func (s *scanned) find(tree ui.Node, id string) (ui.Widget, bool) {
-	if !s.all {
+	if !s.exact {
 		return ui.Find(tree, id)
 	}
-	for _, e := range s.es {
-		if e.widget != nil && e.id == id {
-			return e.widget, true
+	for _, w := range s.widgets {
+		if w.id == id {
+			return w.w, true
 		}
 	}
 	return nil, false

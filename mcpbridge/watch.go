@@ -7,11 +7,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/lens"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
-	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
 // watch re-projects the session whenever its model or its terminal-side
@@ -59,7 +57,7 @@ func (c *sessionServer) sync() {
 		sc := c.scannedAt(snap)
 		d.tools = deriveIn(c.sess.Guard(), c.b.opts.Namespace, sc, c.warnOnce, &d.cache)
 		d.lens = lensTools(d.tools)
-		d.treeIDs, d.modal = c.widgetIDs(snap.Tree), modalIDs(sc)
+		d.treeIDs, d.modal = treeIDs(sc), modalIDs(sc)
 		d.version = snap.Version
 	}
 	derived := d.tools
@@ -255,27 +253,15 @@ func lensTools(derived []Derived) []lens.Tool {
 	return tools
 }
 
-// widgetIDs lists every widget id of tree in tree order, hidden overlays'
-// content included.
-func (c *sessionServer) widgetIDs(tree ui.Node) []string {
+// treeIDs is widgetIDs of the scanned tree, read from its scan.
+func treeIDs(sc *scanned) []string {
 	var ids []string
-	g := c.sess.Guard()
-	var walk func(n ui.Node)
-	walk = func(n ui.Node) {
-		if n == nil {
-			return
-		}
-		id := ""
-		if w, ok := n.(ui.Widget); ok {
-			id, _ = guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
-			ids = append(ids, id)
-		}
-		kids, _ := guard.Call(g, metrics.HookChildren, id, n.Children)
-		for _, k := range kids {
-			walk(k)
-		}
+	if len(sc.widgets) > 0 {
+		ids = make([]string, len(sc.widgets))
 	}
-	walk(tree)
+	for i, w := range sc.widgets {
+		ids[i] = w.id
+	}
 	return ids
 }
 

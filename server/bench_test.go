@@ -30,40 +30,97 @@ import (
 func BenchmarkWriteCall(b *testing.B) { writeCalls(b, callLoop) }
 
 // BenchmarkPacedCall is BenchmarkWriteCall one call at a time at a modest
-// pace (one every 20 ms, the process otherwise idle between them, as an
-// agent at 5 calls/s is): the latency of a single call, reported as its
-// p50 and p99 in microseconds, bare against raxol-ssh. ns/op is mostly the
-// pause.
+// pace (one every 20 ms, the process otherwise idle between them, as for
+// an agent at 5 calls/s): the latency of a single call, its p50 and p99 in
+// microseconds, bare against raxol-ssh. ns/op is mostly the pause.
 //
 //	go test ./server -run '^$' -bench 'PacedCall/(bare|sessions=1$)' -benchtime 300x -cpu 2
 func BenchmarkPacedCall(b *testing.B) { writeCalls(b, pacedLoop) }
 
+// BenchmarkPacedCallAlternated is BenchmarkPacedCall with the bare and the
+// raxol-ssh call alternated in one loop, so that both meet the same load
+// of a shared machine: p50 and p99 of each, and the ratio of the p50s.
+//
+//	go test ./server -run '^$' -bench PacedCallAlternated -benchtime 400x -cpu 2
+func BenchmarkPacedCallAlternated(b *testing.B) {
+	bare := bareServer(b)
+	srv := demoServer(b, 1)
+	se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	bc := connectBench(b, bare.URL, "")
+	rc := connectBench(b, hs.URL+"/sessions/"+se.ID+"/mcp", se.Token())
+	const pace = 10 * time.Millisecond
+	ctx := context.Background()
+	var lb, lr []time.Duration
+	call := func(cs *mcp.ClientSession, tool string, i int) time.Duration {
+		time.Sleep(pace)
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": fmt.Sprint("x", i%10)}})
+		d := time.Since(t0)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		return d
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		lb = append(lb, call(bc, "echo", i))
+		lr = append(lr, call(rc, "demo.search.type_into", i))
+	}
+	slices.Sort(lb)
+	slices.Sort(lr)
+	at := func(l []time.Duration, q float64) float64 { return float64(l[int(q*float64(len(l)-1))].Microseconds()) }
+	b.ReportMetric(at(lb, 0.5), "bare-p50-us")
+	b.ReportMetric(at(lb, 0.99), "bare-p99-us")
+	b.ReportMetric(at(lr, 0.5), "raxol-p50-us")
+	b.ReportMetric(at(lr, 0.99), "raxol-p99-us")
+	b.ReportMetric(at(lr, 0.5)/at(lb, 0.5), "p50-ratio")
+}
+
+// bareServer is the floor: a go-sdk server with one echo tool over
+// Streamable HTTP.
+func bareServer(b *testing.B) *httptest.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	b.Cleanup(hs.Close)
+	return hs
+}
+
+// demoServer serves the demo as BenchmarkWriteCall does, for up to n
+// sessions of one user.
+func demoServer(b *testing.B, n int) *server.Server {
+	srv, err := server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
+		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
+		server.Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
+			Limits: server.Limits{MaxSessionsPerUser: n},
+			MCP:    server.MCPOptions{ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9}}) // the floor has no rate limit
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return srv
+}
+
 func writeCalls(b *testing.B, loop func(*testing.B, string, ...*mcp.ClientSession)) {
 	b.Run("bare", func(b *testing.B) {
-		s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-		type in struct {
-			Text string `json:"text"`
-		}
-		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
-		})
-		hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-		defer hs.Close()
-		benchCallsWith(b, hs.URL, "", "echo", loop)
+		benchCallsWith(b, bareServer(b).URL, "", "echo", loop)
 	})
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			srv, err := server.New(server.App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
-				Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy()},
-				server.Options{DataDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler),
-					Limits: server.Limits{MaxSessionsPerUser: n},
-					MCP:    server.MCPOptions{ToolCallsPerSecond: 1e9, ToolCallBurst: 1e9}}) // the floor has no rate limit
-			if err != nil {
-				b.Fatal(err)
-			}
+			srv := demoServer(b, n)
 			hs := httptest.NewServer(srv.Handler())
 			defer hs.Close()
-			defer srv.Shutdown(context.Background())
 			var first *session.Session
 			for i := range n {
 				se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
@@ -89,6 +146,12 @@ func cpuTime() time.Duration {
 func benchCalls(b *testing.B, url, token, tool string) { benchCallsWith(b, url, token, tool, callLoop) }
 
 func benchCallsWith(b *testing.B, url, token, tool string, loop func(*testing.B, string, ...*mcp.ClientSession)) {
+	loop(b, tool, connectBench(b, url, token))
+}
+
+// connectBench connects an agent to url (with a bearer token unless
+// token is ""), closed when b ends.
+func connectBench(b *testing.B, url, token string) *mcp.ClientSession {
 	hc := http.DefaultClient
 	if token != "" {
 		hc = &http.Client{Transport: testkit.Bearer(nil, token)}
@@ -98,8 +161,8 @@ func benchCallsWith(b *testing.B, url, token, tool string, loop func(*testing.B,
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
-	loop(b, tool, cs)
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
 // callLoop makes b.N write calls of tool, round-robin over agents, and

@@ -66,6 +66,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "heapsplit" {
+		if err := runHeapsplit(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "raxol-load heapsplit:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "viewers" {
 		if err := runViewers(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "raxol-load viewers:", err)

@@ -30,7 +30,7 @@ func TestHeapsplitOwners(t *testing.T) {
 		Sample: []*profile.Sample{
 			{Location: []*profile.Location{locs[0], locs[1]}, Value: []int64{1, 4 << 20}}, // ultraviolet under tui: the screen copy
 			{Location: []*profile.Location{locs[3], locs[2]}, Value: []int64{1, 2 << 20}}, // bufio under ssh: the transport
-			{Location: []*profile.Location{locs[4]}, Value: []int64{1, 1 << 20}},           // no owner
+			{Location: []*profile.Location{locs[4]}, Value: []int64{1, 1 << 20}},          // no owner
 		},
 		Location: locs,
 		Function: fns,

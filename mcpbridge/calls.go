@@ -75,7 +75,7 @@ func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		c.b.opts.Metrics.ToolCall(outcome, time.Since(start))
 		if r != nil && r.Params != nil {
 			// The widget's label comes from its State: app code.
-			_ = c.sess.Guard().Do(metrics.HookOther, "", func() { c.recordCall(r, tool, outcome) })
+			_ = c.sess.Guard().Do(metrics.HookOther, "", func() { c.recordCall(ctx, r, tool, outcome) })
 		}
 		return res, err
 	}
@@ -152,6 +152,9 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 		return errorResult(ErrKindInvalidArgs, err.Error())
 	}
 	args = providerArgs(spec.InputSchema, args)
+	if cell, ok := ctx.Value(argsKey{}).(*argsCell); ok {
+		cell.resolved, cell.readOnly = true, spec.ReadOnly
+	}
 
 	if spec.ReadOnly {
 		var result, state any
@@ -232,10 +235,11 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 	}
 	out := map[string]any{"result": result}
 	sc := c.scannedAt(c.sess.Dispatcher.Snapshot())
+	// The widget's state, whether or not it still offers the tool: the
+	// first widget of its id, as the tool resolves (its tools are not
+	// asked for here; the watcher asks once per snapshot).
 	var stateOf ui.ToolProvider
-	if w, _, err := resolveIn(g, sc, t); err == nil {
-		stateOf = w
-	} else if i := first(sc.es, widgetID); i >= 0 {
+	if i := first(sc.es, widgetID); i >= 0 {
 		stateOf, _ = sc.es[i].node.(ui.ToolProvider)
 	}
 	if stateOf != nil {
@@ -276,6 +280,16 @@ func (c *sessionServer) isReadAction(t toolName) bool {
 	return err == nil && spec.ReadOnly
 }
 
+// wasRead reports whether the call of t in ctx was a read: as its tool
+// resolved for the call, or, when it did not get that far,
+// isReadAction.
+func (c *sessionServer) wasRead(ctx context.Context, t toolName) bool {
+	if cell, ok := ctx.Value(argsKey{}).(*argsCell); ok && cell.resolved {
+		return cell.readOnly
+	}
+	return c.isReadAction(t)
+}
+
 // jsonResult returns v as JSON text and structured content.
 func jsonResult(v any) *mcp.CallToolResult {
 	b, err := marshalJSON(v)
@@ -295,6 +309,10 @@ type argsCell struct {
 	done bool
 	args map[string]any
 	err  error
+	// resolved is set once callDerived has resolved the call's tool, and
+	// readOnly then is its spec's: the activity log tells reads by it,
+	// without resolving the tool again in the tree the call left.
+	resolved, readOnly bool
 }
 
 // argsOf is decodeArgs of r's arguments, decoded once per call.
@@ -338,10 +356,10 @@ var actionVerbs = map[string]string{
 // recordCall puts an agent's write (or its refusal) in the activity log;
 // reads are not actions. Keys pressed through raxol_send_key are recorded
 // by the terminal that received them, widget by widget.
-func (c *sessionServer) recordCall(r *mcp.CallToolRequest, t toolName, outcome string) {
+func (c *sessionServer) recordCall(ctx context.Context, r *mcp.CallToolRequest, t toolName, outcome string) {
 	name, id, action, derived := t.name, t.widgetID, t.action, t.derived
 	switch {
-	case derived && c.isReadAction(t):
+	case derived && c.wasRead(ctx, t):
 		return
 	case !derived && (name != ToolSendKey || outcome == "ok"):
 		return

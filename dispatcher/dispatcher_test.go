@@ -836,8 +836,28 @@ func TestOnAppliedSeesOriginAndMessages(t *testing.T) {
 //
 //	go test ./dispatcher -run '^$' -bench PacedCall -benchtime 400x
 func BenchmarkPacedCall(b *testing.B) {
+	b.Run("alone", func(b *testing.B) { pacedCalls(b, 0) })
+	b.Run("watched", func(b *testing.B) { pacedCalls(b, 1) })
+}
+
+// pacedCalls is BenchmarkPacedCall with that many goroutines waiting
+// for snapshots (as a session's MCP watcher and terminals do).
+func pacedCalls(b *testing.B, subscribers int) {
 	d := New(counter{}, nil)
 	defer d.Close()
+	for range subscribers {
+		s := d.Subscribe()
+		defer s.Close()
+		go func() {
+			for {
+				select {
+				case <-s.C():
+				case <-s.Done():
+					return
+				}
+			}
+		}()
+	}
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, b.N)
 	for b.Loop() {

@@ -52,7 +52,7 @@ type scanResult struct {
 // in the same walk.
 func scanAll(g guard.Scope, tree ui.Node) scanResult {
 	out := make([]entry, 0, scanHint.Load())
-	var widgets []widgetRef
+	widgets := make([]widgetRef, 0, widgetHint.Load())
 	exact := true
 	widget := func(w ui.Widget) string {
 		id, err := guard.Call(g, metrics.HookWidgetID, "", w.WidgetID)
@@ -111,12 +111,18 @@ func scanAll(g guard.Scope, tree ui.Node) scanResult {
 	if n := int64(len(out)); n > scanHint.Load() && n <= maxScanHint {
 		scanHint.Store(n) // the next scan's room: trees of one app are alike
 	}
+	if n := int64(len(widgets)); n > widgetHint.Load() && n <= maxScanHint {
+		widgetHint.Store(n)
+	}
 	return scanResult{es: out, widgets: widgets, exact: exact}
 }
 
 // scanHint is the most entries a scan has found (up to maxScanHint): what
 // the next scan allocates room for at once, instead of growing to it.
 var scanHint atomic.Int64
+
+// widgetHint is scanHint for scanResult.widgets.
+var widgetHint atomic.Int64
 
 const maxScanHint = 1024
 

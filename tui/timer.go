@@ -20,6 +20,11 @@ import (
 type timer struct {
 	pending bool
 	gen     uint64 // the generation of the pending tick, or of the last one
+	// done ends a pending tick's goroutine when the model closes (nil: it
+	// waits out its time, as tea.Tick's does). An agent's age ticks ten
+	// seconds or a minute ahead; a session that ended must not keep their
+	// goroutines that long.
+	done <-chan struct{}
 }
 
 // arm returns a tick delivering msg(gen) after d, or nil when one is
@@ -37,7 +42,19 @@ func (t *timer) rearm(d time.Duration, msg func(gen uint64) tea.Msg) tea.Cmd {
 	t.pending = true
 	t.gen++
 	gen := t.gen
-	return tea.Tick(d, func(time.Time) tea.Msg { return msg(gen) })
+	// As tea.Tick: the time counts from now, not from when the program
+	// runs the command.
+	tm := time.NewTimer(d)
+	done := t.done
+	return func() tea.Msg {
+		select {
+		case <-tm.C:
+			return msg(gen)
+		case <-done:
+			tm.Stop()
+			return nil
+		}
+	}
 }
 
 // fire takes the arrival of a tick of generation gen. It reports whether

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
 type testTickMsg struct{ gen uint64 }
@@ -43,6 +45,37 @@ func TestTimerOneTickPendingAndStaleTicksIgnored(t *testing.T) {
 		}
 		if tm.arm(time.Second, newTestTick) == nil {
 			t.Fatal("no tick armed after the last one came")
+		}
+	})
+}
+
+// TestTicksEndWithTheModel: a pending tick's goroutine returns when the
+// model closes, not when its time comes: an agent's age ticks ten seconds
+// or a minute ahead, and a session that ended kept those goroutines (the
+// leak checks of the server's tests found them).
+func TestTicksEndWithTheModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		m := New(s, Options{Terminal: "u", Primary: true})
+		a := s.Join(session.KindAgent, "claude-code")
+		defer a.Detach()
+		ticks := map[string]tea.Cmd{
+			"age":   m.tickAges(),
+			"frame": m.frameTimer.arm(time.Minute, newFrameMsg),
+			"arm":   m.armTimer.arm(time.Minute, func(gen uint64) tea.Msg { return armedMsg{gen} }),
+		}
+		start := time.Now()
+		m.Close()
+		for name, cmd := range ticks {
+			if cmd == nil {
+				t.Fatalf("%s: no tick armed", name)
+			}
+			if msg := cmd(); msg != nil {
+				t.Errorf("%s: the tick after Close delivered %T, want nil", name, msg)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("the ticks returned %s after Close, want at once", d)
 		}
 	})
 }

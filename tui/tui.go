@@ -255,6 +255,9 @@ func New(sess *session.Session, opts Options) *Model {
 		m.wake()
 	})
 	m.idle.Stop()
+	for _, t := range []*timer{&m.frameTimer, &m.highlightTimer, &m.noticeTimer, &m.ageTimer, &m.armTimer, &m.countdown} {
+		t.done = m.done // their ticks end with the model (Close)
+	}
 	m.fixFocus()
 	return m
 }

@@ -91,32 +91,57 @@ func viewUIMeta() mcp.Meta {
 	}}
 }
 
+// appView is the App's resource, its content and raxol_show's
+// definition: the same for every session, built once per process and
+// shared by every session's server, read only (the SDK keeps and lists
+// the pointers it is given; a read's result is made anew each time and
+// only its contents are shared, which the SDK marshals and never
+// changes).
+type appView struct {
+	resource *mcp.Resource
+	contents []*mcp.ResourceContents
+	show     *mcp.Tool
+}
+
+var appViewDefs = sync.OnceValue(func() appView {
+	return appView{
+		resource: &mcp.Resource{
+			URI:         URIView,
+			Name:        "session-view",
+			Title:       "Live view of the session",
+			Description: "An MCP App: the session's live view as accessible HTML, kept current by calling " + ToolShow + ". Read only.",
+			MIMEType:    MIMEApp,
+			Meta:        viewUIMeta(),
+		},
+		contents: []*mcp.ResourceContents{{URI: URIView, MIMEType: MIMEApp, Text: viewPage, Meta: viewUIMeta()}},
+		show: &mcp.Tool{
+			Name:  ToolShow,
+			Title: "Show the session",
+			Description: "Show the human the live session: a host that supports MCP Apps displays it beside the conversation. " +
+				"Answers {\"html\": <the view as HTML>, \"version\": n, \"announce\": <the newest agent action>}. With after (a version this returned), waits until the view " +
+				"is no longer that version, or " + fmt.Sprint(showMax.Seconds()) + " seconds pass, and answers then. " +
+				"For the screen as text, call " + ToolScreenshot + ".",
+			InputSchema: ui.ObjectSchema(map[string]any{
+				"after": map[string]any{"type": "integer", "minimum": 0, "maximum": maxShowVersion,
+					"description": "A version this tool returned: wait for the view to change from it."},
+			}),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+			Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": URIView}},
+		},
+	}
+})
+
+// readAppPage answers a read of the App's resource: the page, the same for
+// every session and client.
+func readAppPage(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{Contents: appViewDefs().contents}, nil
+}
+
 // addAppView registers the App's resource and raxol_show.
 func (c *sessionServer) addAppView() {
-	c.server.AddResource(&mcp.Resource{
-		URI:         URIView,
-		Name:        "session-view",
-		Title:       "Live view of the session",
-		Description: "An MCP App: the session's live view as accessible HTML, kept current by calling " + ToolShow + ". Read only.",
-		MIMEType:    MIMEApp,
-		Meta:        viewUIMeta(),
-	}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: URIView, MIMEType: MIMEApp, Text: viewPage, Meta: viewUIMeta()}}}, nil
-	})
-	c.server.AddTool(&mcp.Tool{
-		Name:  ToolShow,
-		Title: "Show the session",
-		Description: "Show the human the live session: a host that supports MCP Apps displays it beside the conversation. " +
-			"Answers {\"html\": <the view as HTML>, \"version\": n, \"announce\": <the newest agent action>}. With after (a version this returned), waits until the view " +
-			"is no longer that version, or " + fmt.Sprint(showMax.Seconds()) + " seconds pass, and answers then. " +
-			"For the screen as text, call " + ToolScreenshot + ".",
-		InputSchema: ui.ObjectSchema(map[string]any{
-			"after": map[string]any{"type": "integer", "minimum": 0, "maximum": maxShowVersion,
-				"description": "A version this tool returned: wait for the view to change from it."},
-		}),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": URIView}},
-	}, c.show)
+	defs := appViewDefs()
+	c.server.AddResource(defs.resource, readAppPage)
+	c.server.AddTool(defs.show, c.show)
 }
 
 // maxShowVersion is the largest "after" taken: a whole number a JSON

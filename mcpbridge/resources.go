@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,11 +31,12 @@ const (
 // resources serves a session's resources and pushes JSON Patch updates to
 // their subscribers.
 type resources struct {
-	c    *sessionServer
-	uris []string // every URI served, in listing order
+	c *sessionServer
 
-	mu   sync.Mutex                             // protects the following
-	subs map[string]map[*mcp.ServerSession]bool // the clients subscribed to each URI
+	mu sync.Mutex // protects the following; both nil until a first subscription
+	// subs holds the clients subscribed to each URI, and last the
+	// content they were last told about.
+	subs map[string]map[*mcp.ServerSession]bool
 	last map[string]*resState
 }
 
@@ -44,29 +46,49 @@ type resState struct {
 	version uint64
 }
 
-func newResources(c *sessionServer) *resources {
-	return &resources{c: c, subs: map[string]map[*mcp.ServerSession]bool{}, last: map[string]*resState{}}
-}
+func newResources(c *sessionServer) *resources { return &resources{c: c} }
 
 // StateURI is the URI of an app projection.
 func StateURI(namespace, name string) string { return namespace + "://state/" + name }
 
-func (r *resources) register() {
-	add := func(uri, name, desc, mime string) {
-		r.uris = append(r.uris, uri)
-		r.c.server.AddResource(&mcp.Resource{URI: uri, Name: name, Description: desc, MIMEType: mime}, r.read)
+// sessionResources are the resources every session has, in listing
+// order: built once per process and shared by every session's server,
+// read only (the SDK keeps and lists the pointers it is given).
+var sessionResources = sync.OnceValue(func() []*mcp.Resource {
+	return []*mcp.Resource{
+		{URI: URITree, Name: "tree", Description: "The component tree of the current view as JSON, with each widget's state.", MIMEType: "application/json"},
+		{URI: URIScreen, Name: "screen", Description: "The screen text as the human's terminal shows it now.", MIMEType: "text/plain"},
+		{URI: URIContext, Name: "context", Description: "The session context: who is attached, what agents may do now, prompts waiting for the human (approvals, join requests), the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", MIMEType: "application/json"},
+		{URI: URIActivity, Name: "activity", Description: "The session's activity log: the last few hundred actions of humans and agents, with time, origin, widget, action and outcome.", MIMEType: "application/json"},
 	}
-	add(URITree, "tree", "The component tree of the current view as JSON, with each widget's state.", "application/json")
-	add(URIScreen, "screen", "The screen text as the human's terminal shows it now.", "text/plain")
-	add(URIContext, "context", "The session context: who is attached, what agents may do now, prompts waiting for the human (approvals, join requests), the human's focus, the advertised tools, the model projections, the widgets in the lens and recent activity with origins.", "application/json")
-	add(URIActivity, "activity", "The session's activity log: the last few hundred actions of humans and agents, with time, origin, widget, action and outcome.", "application/json")
+})
+
+// projectionResources holds the resource of each app projection, by URI:
+// a projection's resource follows from its namespace and name, so every
+// session of a bridge (and every bridge with the same ones) shares it,
+// read only.
+var projectionResources sync.Map // URI -> *mcp.Resource
+
+func projectionResource(namespace, name string) *mcp.Resource {
+	uri := StateURI(namespace, name)
+	if r, ok := projectionResources.Load(uri); ok {
+		return r.(*mcp.Resource)
+	}
+	r, _ := projectionResources.LoadOrStore(uri, &mcp.Resource{URI: uri, Name: name, Description: "App state projection, as JSON.", MIMEType: "application/json"})
+	return r.(*mcp.Resource)
+}
+
+func (r *resources) register() {
+	for _, res := range sessionResources() {
+		r.c.server.AddResource(res, r.read)
+	}
 	names := make([]string, 0, len(r.c.b.opts.Projections))
 	for n := range r.c.b.opts.Projections {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		add(StateURI(r.c.b.opts.Namespace, n), n, "App state projection, as JSON.", "application/json")
+		r.c.server.AddResource(projectionResource(r.c.b.opts.Namespace, n), r.read)
 	}
 }
 
@@ -124,7 +146,24 @@ func (r *resources) read(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	return res, nil
 }
 
-func (r *resources) served(uri string) bool { return slices.Contains(r.uris, uri) }
+// served reports whether uri is one of the session's resources (the App's
+// page aside): the four every session has, or an app projection's.
+func (r *resources) served(uri string) bool {
+	switch uri {
+	case URITree, URIScreen, URIContext, URIActivity:
+		return true
+	}
+	ns := r.c.b.opts.Namespace
+	if len(uri) <= len(ns) || uri[:len(ns)] != ns {
+		return false
+	}
+	name, ok := strings.CutPrefix(uri[len(ns):], "://state/")
+	if !ok {
+		return false
+	}
+	_, ok = r.c.b.opts.Projections[name]
+	return ok
+}
 
 // covers lists the reads a resource's whole content needs: its own, and
 // for the context those of the parts it holds (the widgets' state, the
@@ -162,6 +201,9 @@ func (c *sessionServer) subscribe(_ context.Context, req *mcp.SubscribeRequest) 
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.subs == nil {
+		r.subs, r.last = map[string]map[*mcp.ServerSession]bool{}, map[string]*resState{}
+	}
 	if r.subs[uri] == nil {
 		r.subs[uri] = map[*mcp.ServerSession]bool{}
 	}

@@ -83,20 +83,15 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 		token:      se.TokenHash(),
 		slots:      newSlots(b.opts.MaxClients, b.probeIdle),
 	}
-	c.server = mcp.NewServer(&mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: b.opts.Version}, &mcp.ServerOptions{
-		Instructions: "This server drives a live terminal app that a human is using at the same time. " +
-			"Tools are derived from the app's widgets (<app>.<widget>.<action>) and follow the human's focus; " +
-			"discover_tools finds the others, which can be called too. Resources hold the app state; subscribe to receive JSON Patch updates.",
-		Logger: quiet(c.log),
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:      &mcp.ToolCapabilities{ListChanged: true},
-			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Extensions: appsExtension(), // MCP Apps (mcpapp.go)
-		},
+	logger := quiet(c.log)
+	c.server = mcp.NewServer(implementation(b.opts.Version), &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    logger,
+		Capabilities:              serverCapabilities(),
 		InitializedHandler:        c.initialized,
 		SubscribeHandler:          c.subscribe,
 		UnsubscribeHandler:        c.unsubscribe,
-		SupportedProtocolVersions: handshakeVersions(),
+		SupportedProtocolVersions: sessionProtocolVersions(),
 	})
 	// In order: count and rate-limit every call, authorize (and filter
 	// tools/list per entry), hold tool answers to the read policy
@@ -112,7 +107,7 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 	c.streamable = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return c.server }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      b.opts.ClientIdleTimeout,
 		MaxRequestBodyBytes: b.opts.MaxBodyBytes,
-		Logger:              quiet(c.log),
+		Logger:              logger,
 		// The Bridge checks Host (HostAllowed, with the operator's
 		// allowed hosts) before every request reaches this handler.
 		DisableLocalhostProtection: true,
@@ -125,6 +120,41 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 	c.wg.Add(1)
 	go c.watch()
 	return c
+}
+
+// instructions are a session server's instructions to agents.
+const instructions = "This server drives a live terminal app that a human is using at the same time. " +
+	"Tools are derived from the app's widgets (<app>.<widget>.<action>) and follow the human's focus; " +
+	"discover_tools finds the others, which can be called too. Resources hold the app state; subscribe to receive JSON Patch updates."
+
+// What every session's server is made with besides its handlers, the
+// same for every session: built once per process and shared, read only.
+// NewServer copies the options; the SDK clones the capabilities before it
+// adds to them (Server.capabilities) and only reads the protocol versions
+// and the implementation.
+var (
+	// serverCapabilities: tools and resources announced before any is
+	// registered (the SDK would work them out at initialize from what
+	// exists then), and MCP Apps (mcpapp.go).
+	serverCapabilities = sync.OnceValue(func() *mcp.ServerCapabilities {
+		return &mcp.ServerCapabilities{
+			Tools:      &mcp.ToolCapabilities{ListChanged: true},
+			Resources:  &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Extensions: appsExtension(),
+		}
+	})
+	sessionProtocolVersions = sync.OnceValue(handshakeVersions)
+	implementations         sync.Map // version -> *mcp.Implementation
+)
+
+// implementation is a session server's implementation, for the bridge's
+// version.
+func implementation(version string) *mcp.Implementation {
+	if v, ok := implementations.Load(version); ok {
+		return v.(*mcp.Implementation)
+	}
+	v, _ := implementations.LoadOrStore(version, &mcp.Implementation{Name: "raxol-ssh", Title: "raxol-ssh session", Version: version})
+	return v.(*mcp.Implementation)
 }
 
 // statelessProtocol is the first protocol version without initialize

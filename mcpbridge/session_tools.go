@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -41,53 +42,79 @@ const (
 	maxSendText = 4096 // runes in text
 )
 
-// addSessionTools registers the tools every session has.
+// addSessionTools registers the tools every session has: their
+// definitions are the process's (sessionToolDefs), only the handlers are
+// the session's.
 func (c *sessionServer) addSessionTools() {
-	c.server.AddTool(&mcp.Tool{
-		Name:        ToolScreenshot,
-		Description: "Return the screen text exactly as the human's terminal shows it now.",
-		InputSchema: ui.ObjectSchema(nil),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-	}, c.screenshot)
-	c.server.AddTool(&mcp.Tool{
-		Name: ToolWaitFor,
-		Description: "Wait until the screen (the text raxol_screenshot returns) contains text, or matches regex (Go RE2 " +
-			"syntax); give exactly one of them. The server re-checks on every change of the screen, so one call replaces " +
-			"polling raxol_screenshot. Answers {\"matched\": true, \"screen\": ..., \"waited_ms\": n} as soon as it matches. " +
-			"A timeout is not an error: when timeout_ms passes first the answer is {\"matched\": false, \"screen\": <the screen then>, " +
-			"\"waited_ms\": n}. At most " + fmt.Sprint(maxWaitsPerClient) + " waits per client at a time.",
-		InputSchema: ui.ObjectSchema(map[string]any{
-			"text":  map[string]any{"type": "string", "minLength": 1, "maxLength": maxWaitPattern, "description": "Text the screen must contain (case-sensitive)."},
-			"regex": map[string]any{"type": "string", "minLength": 1, "maxLength": maxWaitPattern, "description": "A Go RE2 regular expression the screen must match; (?m) makes ^ and $ match at each line."},
-			"timeout_ms": map[string]any{"type": "integer", "minimum": 0, "maximum": waitMax.Milliseconds(), "default": waitDefault.Milliseconds(),
-				"description": "How long to wait, in milliseconds (0 checks once)."},
-		}),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-	}, c.waitFor)
-	c.server.AddTool(&mcp.Tool{
-		Name: ToolSendKey,
-		Description: "Press keys in the human's terminal as if typed (or, in a session with no terminal that serves a whole " +
-			"program, straight to the program). text is typed first, character by character, then keys are pressed in order: " +
-			"{\"text\": \"hello\", \"keys\": [\"enter\"]} types hello and presses Enter. Give keys, text or both. Each key is a single character " +
-			"or a name: " + strings.Join(keyname.Names(), ", ") + ".",
-		InputSchema: ui.ObjectSchema(map[string]any{
-			"keys": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1, "maxItems": maxSendKeys,
-				"description": "The keys to press, in order, after text."},
-			"text": map[string]any{"type": "string", "minLength": 1, "maxLength": maxSendText,
-				"description": "Printable text to type, as if each character were a key press; no control characters (press enter or tab with keys)."},
-		}),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint: new(false)},
-		Meta:        mcp.Meta{"sensitive": true},
-	}, c.sendKey)
-	c.server.AddTool(&mcp.Tool{
-		Name:        ToolDiscover,
-		Description: "List the tools of the current view that are not in the tool list (which follows the human's focus), matched case-insensitively on name and description. They can be called like any other tool.",
-		InputSchema: ui.ObjectSchema(map[string]any{
-			"query": ui.Prop("string", "Text to match; empty lists every tool not advertised."),
-		}),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-	}, c.discover)
+	defs := sessionToolDefs()
+	c.server.AddTool(defs.screenshot, c.screenshot)
+	c.server.AddTool(defs.waitFor, c.waitFor)
+	c.server.AddTool(defs.sendKey, c.sendKey)
+	c.server.AddTool(defs.discover, c.discover)
 }
+
+// sessionTools are the session tools' definitions.
+type sessionTools struct {
+	screenshot, waitFor, sendKey, discover *mcp.Tool
+}
+
+// sessionToolDefs are the session tools' definitions, the same for every
+// session: built once per process and shared by every session's server.
+// They are read only: the SDK keeps the pointer it is given and lists it
+// as it is (Server.AddTool validates the schema on a marshalled copy and
+// stores the *Tool; tools/list hands out the same pointers), and order
+// marks a copy, never the registered tool.
+var sessionToolDefs = sync.OnceValue(func() sessionTools {
+	readOnly := func() *mcp.ToolAnnotations {
+		return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)}
+	}
+	return sessionTools{
+		screenshot: &mcp.Tool{
+			Name:        ToolScreenshot,
+			Description: "Return the screen text exactly as the human's terminal shows it now.",
+			InputSchema: ui.ObjectSchema(nil),
+			Annotations: readOnly(),
+		},
+		waitFor: &mcp.Tool{
+			Name: ToolWaitFor,
+			Description: "Wait until the screen (the text raxol_screenshot returns) contains text, or matches regex (Go RE2 " +
+				"syntax); give exactly one of them. The server re-checks on every change of the screen, so one call replaces " +
+				"polling raxol_screenshot. Answers {\"matched\": true, \"screen\": ..., \"waited_ms\": n} as soon as it matches. " +
+				"A timeout is not an error: when timeout_ms passes first the answer is {\"matched\": false, \"screen\": <the screen then>, " +
+				"\"waited_ms\": n}. At most " + fmt.Sprint(maxWaitsPerClient) + " waits per client at a time.",
+			InputSchema: ui.ObjectSchema(map[string]any{
+				"text":  map[string]any{"type": "string", "minLength": 1, "maxLength": maxWaitPattern, "description": "Text the screen must contain (case-sensitive)."},
+				"regex": map[string]any{"type": "string", "minLength": 1, "maxLength": maxWaitPattern, "description": "A Go RE2 regular expression the screen must match; (?m) makes ^ and $ match at each line."},
+				"timeout_ms": map[string]any{"type": "integer", "minimum": 0, "maximum": waitMax.Milliseconds(), "default": waitDefault.Milliseconds(),
+					"description": "How long to wait, in milliseconds (0 checks once)."},
+			}),
+			Annotations: readOnly(),
+		},
+		sendKey: &mcp.Tool{
+			Name: ToolSendKey,
+			Description: "Press keys in the human's terminal as if typed (or, in a session with no terminal that serves a whole " +
+				"program, straight to the program). text is typed first, character by character, then keys are pressed in order: " +
+				"{\"text\": \"hello\", \"keys\": [\"enter\"]} types hello and presses Enter. Give keys, text or both. Each key is a single character " +
+				"or a name: " + strings.Join(keyname.Names(), ", ") + ".",
+			InputSchema: ui.ObjectSchema(map[string]any{
+				"keys": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1, "maxItems": maxSendKeys,
+					"description": "The keys to press, in order, after text."},
+				"text": map[string]any{"type": "string", "minLength": 1, "maxLength": maxSendText,
+					"description": "Printable text to type, as if each character were a key press; no control characters (press enter or tab with keys)."},
+			}),
+			Annotations: &mcp.ToolAnnotations{DestructiveHint: new(true), OpenWorldHint: new(false)},
+			Meta:        mcp.Meta{"sensitive": true},
+		},
+		discover: &mcp.Tool{
+			Name:        ToolDiscover,
+			Description: "List the tools of the current view that are not in the tool list (which follows the human's focus), matched case-insensitively on name and description. They can be called like any other tool.",
+			InputSchema: ui.ObjectSchema(map[string]any{
+				"query": ui.Prop("string", "Text to match; empty lists every tool not advertised."),
+			}),
+			Annotations: readOnly(),
+		},
+	}
+})
 
 // screenWait bounds how long a screenshot waits for the terminal to draw
 // the latest model (it draws on its own goroutine, at most 60 times a

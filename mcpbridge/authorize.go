@@ -211,7 +211,13 @@ func (c *sessionServer) widgetLabel(t toolName) string {
 	if !ok {
 		return id
 	}
-	if l := Clean(ui.Label(w)); strings.TrimSpace(l) != "" {
+	return cleanLabel(ui.Label(w), id)
+}
+
+// cleanLabel is a widget's label as the activity log shows it: cleaned,
+// or its id when nothing is left.
+func cleanLabel(label, id string) string {
+	if l := Clean(label); strings.TrimSpace(l) != "" {
 		return l
 	}
 	return id

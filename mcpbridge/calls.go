@@ -58,13 +58,14 @@ func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 		// The arguments are decoded once, for the authorization and the
 		// call both (argsOf), and the tool's name parsed once for every
 		// step (toolOf).
-		ctx = context.WithValue(ctx, argsKey{}, &argsCell{})
+		cell := &argsCell{}
 		r, _ := req.(*mcp.CallToolRequest)
 		var tool toolName
 		if r != nil && r.Params != nil {
 			tool = c.parseTool(r.Params.Name)
-			ctx = context.WithValue(ctx, toolKey{}, tool)
+			cell.tool, cell.parsed = tool, true
 		}
+		ctx = context.WithValue(ctx, argsKey{}, cell)
 		if !c.allowCall(req) {
 			res = errorResult(ErrKindRateLimited, fmt.Sprintf("too many tool calls: at most %g per second per client; slow down and retry", c.b.opts.ToolCallsPerSecond))
 			c.b.opts.Metrics.MCPRejected("rate_limited")
@@ -247,6 +248,9 @@ func (c *sessionServer) callDerived(ctx context.Context, r *mcp.CallToolRequest)
 		// its state only.
 		if st, err := guard.Call(g, metrics.HookState, widgetID, stateOf.State); err == nil {
 			out["state"] = st
+			if cell, ok := ctx.Value(argsKey{}).(*argsCell); ok {
+				cell.state, cell.stateOf = st, widgetID
+			}
 		} else {
 			out["state_error"] = ErrKindProviderFailed
 		}
@@ -290,6 +294,26 @@ func (c *sessionServer) wasRead(ctx context.Context, t toolName) bool {
 	return c.isReadAction(t)
 }
 
+// labelAfter is widgetLabel(t) after the call in ctx, read from the
+// state the call answered with when it has one (ui.Label reads the
+// widget's State too).
+func (c *sessionServer) labelAfter(ctx context.Context, t toolName) string {
+	cell, ok := ctx.Value(argsKey{}).(*argsCell)
+	if !ok || cell.state == nil || cell.stateOf != t.widgetID || !t.derived {
+		return c.widgetLabel(t)
+	}
+	l := t.widgetID
+	if st, ok := cell.state.(map[string]any); ok {
+		for _, k := range []string{"label", "title"} {
+			if s, ok := st[k].(string); ok && s != "" {
+				l = s
+				break
+			}
+		}
+	}
+	return cleanLabel(l, t.widgetID)
+}
+
 // jsonResult returns v as JSON text and structured content.
 func jsonResult(v any) *mcp.CallToolResult {
 	b, err := marshalJSON(v)
@@ -313,6 +337,13 @@ type argsCell struct {
 	// readOnly then is its spec's: the activity log tells reads by it,
 	// without resolving the tool again in the tree the call left.
 	resolved, readOnly bool
+	// tool is the call's tool name as meter parsed it (when parsed).
+	tool   toolName
+	parsed bool
+	// state is the state of widget stateOf that the call answered with:
+	// the activity log's label is read from it, not from a second State.
+	state   any
+	stateOf string
 }
 
 // argsOf is decodeArgs of r's arguments, decoded once per call.
@@ -366,7 +397,7 @@ func (c *sessionServer) recordCall(ctx context.Context, r *mcp.CallToolRequest, 
 	}
 	a := session.Action{Origin: "agent:" + clientName(r.Session), Agent: true, Action: action, Outcome: outcome}
 	if derived {
-		a.Widget, a.Label = id, c.widgetLabel(t)
+		a.Widget, a.Label = id, c.labelAfter(ctx, t)
 		verb := actionVerbs[action]
 		if verb == "" {
 			verb = "used " + action + " on"
@@ -378,14 +409,11 @@ func (c *sessionServer) recordCall(ctx context.Context, r *mcp.CallToolRequest, 
 	c.sess.Record(a)
 }
 
-// toolKey is the context key of a tools/call's parsed tool name.
-type toolKey struct{}
-
 // toolOf is r's tool name parsed: the one meter parsed for the call, or,
 // outside meter, parsed now.
 func (c *sessionServer) toolOf(ctx context.Context, r *mcp.CallToolRequest) toolName {
-	if t, ok := ctx.Value(toolKey{}).(toolName); ok && t.name == r.Params.Name {
-		return t
+	if cell, ok := ctx.Value(argsKey{}).(*argsCell); ok && cell.parsed && cell.tool.name == r.Params.Name {
+		return cell.tool
 	}
 	return c.parseTool(r.Params.Name)
 }

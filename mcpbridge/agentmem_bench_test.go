@@ -29,8 +29,9 @@ import (
 // BenchmarkAgentMemory is issue 29's "memory per attached agent" in
 // process: what N agents keep live in the server, a go-sdk client each
 // over Streamable HTTP with its standalone GET stream, read after forced
-// collections before and after they attach, divided by N; and the
-// goroutines they add. The agents run in a child process (this test
+// collections before and after they attach, divided by N (B/agent: the
+// live heap, HeapAlloc); the goroutines they add and their stacks
+// (stackB/agent: StackInuse, outside the heap). The agents run in a child process (this test
 // binary again, agentMemHelperEnv set), so only the server's side is
 // counted, as raxol-load counts it from outside.
 //
@@ -73,16 +74,18 @@ func BenchmarkAgentMemory(b *testing.B) {
 			{"raxol", raxolAgentMemTarget},
 		} {
 			b.Run(mode+"/"+stack.name, func(b *testing.B) {
-				var perAgent, goroutines float64
+				var sum agentCost
 				runs := 0
 				for i := 0; i < b.N; i++ {
-					bytes, gs := measureAgents(b, mode+"."+stack.name, mode, n, stack.make(b, n))
-					perAgent += bytes
-					goroutines += gs
+					c := measureAgents(b, mode+"."+stack.name, mode, n, stack.make(b, n))
+					sum.heap += c.heap
+					sum.stack += c.stack
+					sum.goroutines += c.goroutines
 					runs++
 				}
-				b.ReportMetric(perAgent/float64(runs), "B/agent")
-				b.ReportMetric(goroutines/float64(runs), "goroutines/agent")
+				b.ReportMetric(sum.heap/float64(runs), "B/agent")
+				b.ReportMetric(sum.stack/float64(runs), "stackB/agent")
+				b.ReportMetric(sum.goroutines/float64(runs), "goroutines/agent")
 				b.ReportMetric(0, "ns/op") // the time is the child's connecting, not a measure
 			})
 		}
@@ -142,31 +145,40 @@ func raxolAgentMemTarget(b *testing.B, n int) agentMemTarget {
 	}}
 }
 
+// agentCost is what an agent keeps in the server: live heap bytes,
+// goroutine stack bytes, goroutines.
+type agentCost struct{ heap, stack, goroutines float64 }
+
 // measureAgents attaches the warm-up agent, reads the heap, attaches the
-// N agents, reads it again, and ends it all: the live bytes and the
-// goroutines the N agents added, per agent.
-func measureAgents(b *testing.B, name, mode string, n int, t agentMemTarget) (perAgent, goroutinesPerAgent float64) {
+// N agents, reads it again, and ends it all: what the N agents added, per
+// agent.
+func measureAgents(b *testing.B, name, mode string, n int, t agentMemTarget) agentCost {
 	defer t.close()
 	warm := startAgents(b, mode, []agentEndpoint{t.warm})
 	defer warm.stop(b)
-	heap0, gs0 := settledHeap(b, name, "before")
+	m0 := settledHeap(b, name, "before")
 	agents := startAgents(b, mode, t.each)
-	heap1, gs1 := settledHeap(b, name, "after")
+	m1 := settledHeap(b, name, "after")
 	agents.stop(b)
-	return float64(int64(heap1)-int64(heap0)) / float64(n), float64(gs1-gs0) / float64(n)
+	per := func(a, b uint64) float64 { return float64(int64(b)-int64(a)) / float64(n) }
+	return agentCost{heap: per(m0.heap, m1.heap), stack: per(m0.stack, m1.stack), goroutines: per(m0.goroutines, m1.goroutines)}
 }
 
-// settledHeap is the live heap and the goroutines once what attaching
-// left behind has settled (the SDK's debounced notifications, the go-sdk
-// client's server/discover probe session, closed right after), after two
-// forced collections.
-func settledHeap(b *testing.B, name, when string) (uint64, int) {
-	time.Sleep(300 * time.Millisecond)
+// memReading is one reading of the server's memory.
+type memReading struct{ heap, stack, goroutines uint64 }
+
+// settledHeap is the live heap and the goroutines once what starting the
+// sessions and attaching left behind has settled (a quiet session's
+// dispatcher loop ends after a second; the SDK's debounced
+// notifications; the go-sdk client's server/discover probe session,
+// closed right after), after two forced collections.
+func settledHeap(b *testing.B, name, when string) memReading {
+	time.Sleep(1500 * time.Millisecond)
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	gs := runtime.NumGoroutine()
+	r := memReading{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: uint64(runtime.NumGoroutine())}
 	if dir := os.Getenv("RAXOL_AGENTMEM_PROFILE"); dir != "" {
 		for _, p := range []struct{ profile, ext string }{{"heap", "heap"}, {"goroutine", "goroutines.txt"}} {
 			f, err := os.Create(filepath.Join(dir, name+"."+when+"."+p.ext))
@@ -183,7 +195,7 @@ func settledHeap(b *testing.B, name, when string) (uint64, int) {
 			_ = f.Close()
 		}
 	}
-	return ms.HeapAlloc, gs
+	return r
 }
 
 // agentMemHelperEnv marks the child process that holds the agents.

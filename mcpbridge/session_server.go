@@ -19,9 +19,11 @@ import (
 //
 //   - newSessionServer, on the session's first authenticated request
 //     ([Bridge] keeps one per session): the SDK server with its
-//     middlewares, its transports, a first sync, and the watcher started;
-//   - the watcher (watch.go) re-projects the session on every change of
-//     its model or terminal-side state: tools, lens, resource updates;
+//     middlewares, its transports, and the watcher's first turn, a sync;
+//   - the watcher re-projects the session on every change of its model
+//     or terminal-side state (tools, lens, resource updates: watch.go),
+//     in turns on a goroutine that runs only while changes come
+//     (wake.go);
 //   - each request passes the middlewares in the order newSessionServer
 //     lists; a tools/call ends in callDerived or a session tool (calls.go,
 //     session_tools.go);
@@ -40,7 +42,7 @@ type sessionServer struct {
 	gate       *Gate          // the authorization middleware
 	slots      *slots         // the session's clients, held against MaxClients
 	res        *resources     // the session's resources and their subscribers
-	wg         sync.WaitGroup // the watcher and one presence waiter per client
+	wg         sync.WaitGroup // the watcher's running turn and each client's goroutines
 
 	// Safe for concurrent use on their own.
 	scans    atomic.Pointer[scanned] // the latest snapshot's tree scanned (scannedAt)
@@ -49,6 +51,7 @@ type sessionServer struct {
 	attachMu sync.Mutex              // serializes attach
 	waits    waitSlots               // raxol_wait_for and raxol_show calls waiting, per client (waitfor.go)
 	view     viewCache               // the view raxol_show answers with, and its version (mcpapp.go)
+	wakes    wakeups                 // what starts the watcher's turns (wake.go)
 
 	// The watcher's own (sync only: newSessionServer, then the watcher;
 	// watch.go).
@@ -116,9 +119,9 @@ func newSessionServer(b *Bridge, se *session.Session) *sessionServer {
 		MaxRequestBodyBytes:        b.opts.MaxBodyBytes,
 		DisableLocalhostProtection: true, // as above
 	})
-	c.safeSync()
-	c.wg.Add(1)
-	go c.watch()
+	// The watcher: a first sync now, then one on every change, by a
+	// goroutine that runs only while changes come (wake.go).
+	c.startWatching()
 	return c
 }
 
@@ -178,8 +181,10 @@ func handshakeVersions() []string {
 	return out
 }
 
-// close ends every client session and waits for the server's goroutines.
+// close ends every client session and waits for the server's goroutines;
+// the watcher takes no turn after it.
 func (c *sessionServer) close() {
+	c.stopWatching()
 	c.cancel()
 	for ss := range c.server.Sessions() {
 		c.closeClient(ss)

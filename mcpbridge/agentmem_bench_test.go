@@ -40,9 +40,11 @@ import (
 //   - raxol: N+1 live sessions of a small app (form); agent i attaches
 //     to session i, which makes that session's MCP server (on its first
 //     authenticated request), as an agent attaching to an SSH session
-//     does.
+//     does;
+//   - raxol-second: the same, each session with an agent attached
+//     already: a second agent's cost, its session's server made.
 //
-// In both, one agent attaches before the first reading (what the first
+// In all, one agent attaches before the first reading (what the first
 // client of a process builds once is not an agent's). Each agent
 // connects (initialize, initialized, its GET stream), as raxol-load's
 // agents do before its idle measure ("connect"), or connects and lists
@@ -72,6 +74,7 @@ func BenchmarkAgentMemory(b *testing.B) {
 		}{
 			{"bare", bareAgentMemTarget},
 			{"raxol", raxolAgentMemTarget},
+			{"raxol-second", raxolSecondAgentMemTarget},
 		} {
 			b.Run(mode+"/"+stack.name, func(b *testing.B) {
 				var sum agentCost
@@ -93,10 +96,10 @@ func BenchmarkAgentMemory(b *testing.B) {
 }
 
 // agentMemTarget is a server to attach agents to: the endpoints (URL and
-// bearer token) of the warm-up agent and of the N measured ones, and how
+// bearer token) of the warm-up agents and of the N measured ones, and how
 // to stop it.
 type agentMemTarget struct {
-	warm  agentEndpoint
+	warm  []agentEndpoint
 	each  []agentEndpoint
 	close func()
 }
@@ -116,9 +119,10 @@ func bareAgentMemTarget(b *testing.B, n int) agentMemTarget {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil))
 	srv := httptest.NewServer(mux)
-	t := agentMemTarget{warm: agentEndpoint{url: srv.URL + "/mcp"}, close: srv.Close}
+	ep := agentEndpoint{url: srv.URL + "/mcp"}
+	t := agentMemTarget{warm: []agentEndpoint{ep}, close: srv.Close}
 	for range n {
-		t.each = append(t.each, t.warm)
+		t.each = append(t.each, ep)
 	}
 	return t
 }
@@ -138,7 +142,7 @@ func raxolAgentMemTarget(b *testing.B, n int) agentMemTarget {
 		}
 		eps = append(eps, agentEndpoint{url: srv.URL + "/sessions/" + s.ID + "/mcp", token: s.Token()})
 	}
-	return agentMemTarget{warm: eps[0], each: eps[1:], close: func() {
+	return agentMemTarget{warm: eps[:1], each: eps[1:], close: func() {
 		bridge.Close()
 		srv.Close()
 		mgr.Close()
@@ -149,12 +153,21 @@ func raxolAgentMemTarget(b *testing.B, n int) agentMemTarget {
 // goroutine stack bytes, goroutines.
 type agentCost struct{ heap, stack, goroutines float64 }
 
-// measureAgents attaches the warm-up agent, reads the heap, attaches the
+// raxolSecondAgentMemTarget is raxolAgentMemTarget with an agent attached
+// to every session before the first reading: what a second agent of a
+// session costs, its session's MCP server made already.
+func raxolSecondAgentMemTarget(b *testing.B, n int) agentMemTarget {
+	t := raxolAgentMemTarget(b, n)
+	t.warm = append(t.warm, t.each...)
+	return t
+}
+
+// measureAgents attaches the warm-up agents, reads the heap, attaches the
 // N agents, reads it again, and ends it all: what the N agents added, per
 // agent.
 func measureAgents(b *testing.B, name, mode string, n int, t agentMemTarget) agentCost {
 	defer t.close()
-	warm := startAgents(b, mode, []agentEndpoint{t.warm})
+	warm := startAgents(b, mode, t.warm)
 	defer warm.stop(b)
 	m0 := settledHeap(b, name, "before")
 	agents := startAgents(b, mode, t.each)

@@ -227,7 +227,7 @@ func deriveIn(g guard.Scope, namespace string, s *scanned, warn WarnFunc, c *der
 				Action:      spec.Action,
 				WidgetType:  wt,
 				Description: Clean(spec.Description),
-				Schema:      cleanSchema(spec.InputSchema), // a fresh copy: Derived shares nothing (TestLawPurity)
+				Schema:      schemaOf(c, spec.InputSchema),
 				Sensitive:   spec.Annotations["sensitive"] == true,
 				Destructive: spec.Annotations["destructiveHint"] == true,
 				ReadOnly:    spec.ReadOnly,
@@ -304,4 +304,14 @@ func sameJSON(a, b any) bool {
 		return b == nil
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// schemaOf is a derived tool's cleaned schema: a fresh copy for Derive
+// (c nil: what it returns shares nothing, TestLawPurity), the one shared by
+// every session for a session's watcher (an interned spec's, intern.go).
+func schemaOf(c *deriveCache, raw map[string]any) map[string]any {
+	if c != nil {
+		return cleanedSchema(raw)
+	}
+	return cleanSchema(raw)
 }

@@ -34,9 +34,15 @@
 //   - session_server.go: the sessionServer type and its construction
 //     (newSessionServer: the SDK server, its middlewares in order, its
 //     transports) and close.
-//   - watch.go: the watcher, re-projecting the session on every change:
-//     deriving the tools of a snapshot (derivation), the focus lens and its
-//     memo (lensMemo), the registered tool set.
+//   - wake.go: the session's changes (the dispatcher's snapshots, the
+//     session's signals) start a goroutine that takes turns while they
+//     come and ends: no goroutine while the session is quiet.
+//   - watch.go: what each turn does, re-projecting the session: deriving
+//     the tools of a snapshot (derivation), the focus lens and its memo
+//     (lensMemo), the registered tool set.
+//   - intern.go: tool definitions that are the same for every session
+//     (widget specs, their cleaned schemas, the registered tools), made
+//     once per process in a bounded table and shared read only.
 //   - calls.go: a tools/call from the first middleware (meter) to the
 //     answer: callDerived, the tool name parsed once (toolOf), the
 //     arguments decoded once (argsOf), the activity log.

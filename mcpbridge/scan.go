@@ -225,7 +225,8 @@ func newScanned(g guard.Scope, version uint64, tree ui.Node) *scanned {
 // are asked for once.
 func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) ([]ui.ToolSpec, error) {
 	if w := s.es[i].widget; w == nil || !ui.SelfContained(w) {
-		return guard.Call(g, metrics.HookTools, id, tp.Tools)
+		specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+		return internSpecs(specs), err
 	}
 	s.mu.Lock()
 	t, ok := s.tools[i]
@@ -234,6 +235,7 @@ func (s *scanned) toolsAt(g guard.Scope, i int, id string, tp ui.ToolProvider) (
 		return t.specs, t.err
 	}
 	specs, err := guard.Call(g, metrics.HookTools, id, tp.Tools)
+	specs = internSpecs(specs) // equal specs shared by every session (intern.go)
 	s.mu.Lock()
 	if s.tools == nil {
 		s.tools = map[int]toolsOf{}

@@ -12,32 +12,6 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
-// watch re-projects the session whenever its model or its terminal-side
-// state changes, until the server closes or the session's dispatcher stops.
-func (c *sessionServer) watch() {
-	defer c.wg.Done()
-	sub := c.sess.Dispatcher.Subscribe()
-	defer sub.Close()
-	changed, stop := c.sess.Watch()
-	defer stop()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-sub.Done():
-			return
-		case <-sub.C():
-		case <-changed:
-			if tok := c.sess.TokenHash(); tok != c.token {
-				c.token = tok
-				c.revokeGrants()
-				c.disconnectHTTP()
-			}
-		}
-		c.safeSync()
-	}
-}
-
 // safeSync is sync behind a last line of defence: the app code it runs is
 // guarded where it is called, and anything that slips through costs this
 // round of updates, not the process.
@@ -139,7 +113,7 @@ func (c *sessionServer) sync() {
 	for _, d := range add {
 		// Calls never reach this handler: the middleware resolves every
 		// derived tool against the tree current at call time.
-		c.server.AddTool(toolDef(d), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c.server.AddTool(internedToolDef(d), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return errorResult(ErrKindInternalError, "derived tool called outside the bridge"), nil
 		})
 	}

@@ -50,7 +50,7 @@ func TestTimerOneTickPendingAndStaleTicksIgnored(t *testing.T) {
 }
 
 // TestTicksEndWithTheModel: a pending tick's goroutine returns when the
-// model closes, not when its time comes: an agent's age ticks ten seconds
+// model closes, not when its time comes: an agent's age ticks up to a minute ahead
 // or a minute ahead, and a session that ended kept those goroutines (the
 // leak checks of the server's tests found them).
 func TestTicksEndWithTheModel(t *testing.T) {

@@ -53,15 +53,7 @@ func TestSubscriptionsBelongToClients(t *testing.T) {
 		return len(c.res.subs[uri])
 	}
 	connect := func() *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint:   srv.URL + "/sessions/" + se.ID + "/mcp",
-			HTTPClient: &http.Client{Transport: testkit.Bearer(nil, se.Token())},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cs
+		return connectAgent(t, mcp.NewClient(&mcp.Implementation{Name: "sub", Version: "1"}, nil), srv.URL, se)
 	}
 	const uri = "raxol://session/tree"
 	ctx := context.Background()
@@ -155,4 +147,18 @@ func TestPatchesTakeTheOldContentToTheNew(t *testing.T) {
 			t.Fatalf("%s applied to %s gives %s, want %s", raw, a, got, b)
 		}
 	})
+}
+
+// connectAgent connects c to se's MCP endpoint on the server at base over
+// Streamable HTTP, with the session's token.
+func connectAgent(t *testing.T, c *mcp.Client, base string, se *session.Session) *mcp.ClientSession {
+	t.Helper()
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   base + "/sessions/" + se.ID + "/mcp",
+		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, se.Token())},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }

@@ -3,7 +3,6 @@ package mcpbridge
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/authz"
-	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -95,13 +93,7 @@ func TestSessionDefinitionsAreSharedAndUnchanged(t *testing.T) {
 			}
 		})
 		c := mcp.NewClient(&mcp.Implementation{Name: "shared", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-			Endpoint:   srv.URL + "/sessions/" + se.ID + "/mcp",
-			HTTPClient: &http.Client{Transport: testkit.Bearer(nil, se.Token())},
-		}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := connectAgent(t, c, srv.URL, se)
 		t.Cleanup(func() { _ = cs.Close() })
 		clients = append(clients, cs)
 	}

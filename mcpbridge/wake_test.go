@@ -2,7 +2,6 @@ package mcpbridge
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"runtime/pprof"
 	"strconv"
@@ -73,13 +72,7 @@ func TestQuietSessionHoldsNoWatcher(t *testing.T) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "quiet", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) },
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint:   srv.URL + "/sessions/" + se.ID + "/mcp",
-		HTTPClient: &http.Client{Transport: testkit.Bearer(nil, se.Token())},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectAgent(t, c, srv.URL, se)
 	t.Cleanup(func() { _ = cs.Close() })
 	quiet := func(when string) {
 		t.Helper()

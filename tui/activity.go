@@ -100,7 +100,7 @@ func (m *Model) agentNotice() string {
 
 // whoIsHere is the status bar's account of who is attached: agents by the
 // name and version they gave, with when each last acted ("claude-code ·
-// 12s ago", or "idle 3m" once presence calls it idle), and the humans.
+// 10s ago", or "idle 3m" once presence calls it idle), and the humans.
 func (m *Model) whoIsHere() string {
 	var agents, humans []string
 	now := time.Now()
@@ -135,7 +135,7 @@ type ageMsg struct{ gen uint64 }
 // that it never freezes; nothing while no agent is attached. One is
 // scheduled at a time, but one a minute away is replaced by an earlier
 // one when presence changed since (an agent acted: its "now" becomes
-// "1s ago" a second later, not at the next minute).
+// "10s ago" one step (ageStep) later, not at the next minute).
 func (m *Model) tickAges() tea.Cmd {
 	if m.ageTimer.pending && !m.agesMoved {
 		return nil
@@ -148,7 +148,7 @@ func (m *Model) tickAges() tea.Cmd {
 			continue
 		}
 		d := max(0, now.Sub(at.LastActive))
-		unit := time.Second
+		unit := ageStep
 		switch {
 		case d >= time.Hour:
 			unit = time.Hour
@@ -170,16 +170,24 @@ func (m *Model) tickAges() tea.Cmd {
 	return m.ageTimer.rearm(wait+10*time.Millisecond, func(gen uint64) tea.Msg { return ageMsg{gen} })
 }
 
-// lastActed is an agent's last action as a short age: "now", "12s ago",
+// ageStep is how an age under a minute is counted in the status bar:
+// "now", "10s ago", "20s ago"... A terminal whose agent is attached but
+// quiet is redrawn once per step; counted in seconds, that redraw came
+// every second and kept the terminal's copy of its screen (two buffers of
+// 80x24 cells, 430 KB) from ever being released as idle (IdleRelease);
+// counted in tens of seconds, it is released between them.
+const ageStep = 10 * time.Second
+
+// lastActed is an agent's last action as a short age: "now", "10s ago",
 // "4m ago", or "idle 3m" for one presence shows idle.
 func lastActed(at session.Attachment, now time.Time) string {
 	d := max(0, now.Sub(at.LastActive))
 	var age string
 	switch {
-	case d < time.Second:
+	case d < ageStep:
 		age = "now"
 	case d < time.Minute:
-		age = fmt.Sprintf("%ds", int(d/time.Second))
+		age = fmt.Sprintf("%ds", int(d/ageStep)*int(ageStep/time.Second))
 	case d < time.Hour:
 		age = fmt.Sprintf("%dm", int(d/time.Minute))
 	default:

@@ -41,8 +41,14 @@ func TestWhoIsHereTellsWhenEachAgentLastActed(t *testing.T) {
 	if got := lastActed(at[0], ref); got != "1m ago" {
 		t.Errorf("claude-code after 90s: %q", got)
 	}
-	if got := lastActed(at[1], ref.Add(12*time.Second)); got != "12s ago" {
+	if got := lastActed(at[1], ref.Add(12*time.Second)); got != "10s ago" {
 		t.Errorf("cursor 12s after acting: %q", got)
+	}
+	if got := lastActed(at[1], ref.Add(9*time.Second)); got != "now" {
+		t.Errorf("cursor 9s after acting: %q", got)
+	}
+	if got := lastActed(at[1], ref.Add(59*time.Second)); got != "50s ago" {
+		t.Errorf("cursor 59s after acting: %q", got)
 	}
 	if got := lastActed(at[1], ref); got != "now" {
 		t.Errorf("cursor just after acting: %q", got)
@@ -77,10 +83,10 @@ func TestWhoIsHereTellsWhenEachAgentLastActed(t *testing.T) {
 
 // TestAgentAgesAreRedrawnAsTheyChange: while an agent is attached the
 // terminal schedules a redraw for when its age in the status bar would
-// change, one at a time, so "12s ago" never freezes; none without agents.
+// change, one at a time, so "10s ago" never freezes; none without agents.
 // It runs on synctest's virtual clock, so the redraw's time is exact: just
-// after the next whole second, or the next whole minute once the age is
-// counted in minutes.
+// after the next ten seconds (ageStep), or the next whole minute once the
+// age is counted in minutes.
 func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSession(t)
@@ -103,8 +109,8 @@ func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 		if !ok {
 			t.Fatal("the tick does not deliver an ageMsg")
 		}
-		if d := time.Since(start); d != time.Second+10*time.Millisecond {
-			t.Fatalf("the first age change was redrawn after %s, want 1.01s (\"now\" becomes \"1s ago\")", d)
+		if d := time.Since(start); d != ageStep+10*time.Millisecond {
+			t.Fatalf("the first age change was redrawn after %s, want 10.01s (\"now\" becomes \"10s ago\")", d)
 		}
 		m.Update(msg)
 		if m.ageTimer.pending != true {
@@ -125,7 +131,7 @@ func TestAgentAgesAreRedrawnAsTheyChange(t *testing.T) {
 
 // TestAgentAgeRedrawnAfterItActs: an agent that acts while the next age
 // redraw is a minute away (its age was counted in minutes) is redrawn a
-// second later, "now" becoming "1s ago", not at that minute; the tick it
+// step later, "now" becoming "10s ago", not at that minute; the tick it
 // replaced starts no second series of redraws when it comes.
 func TestAgentAgeRedrawnAfterItActs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -150,11 +156,11 @@ func TestAgentAgeRedrawnAfterItActs(t *testing.T) {
 		}
 		start := time.Now()
 		msg := short()
-		if d := time.Since(start); d != time.Second+10*time.Millisecond {
-			t.Fatalf("redrawn %s after the agent acted, want 1.01s", d)
+		if d := time.Since(start); d != ageStep+10*time.Millisecond {
+			t.Fatalf("redrawn %s after the agent acted, want 10.01s", d)
 		}
 		m.Update(msg)
-		if !strings.Contains(lastLine(m), "claude-code · 1s") {
+		if !strings.Contains(lastLine(m), "claude-code · 10s") {
 			t.Fatalf("status bar %q a second after the agent acted", lastLine(m))
 		}
 		if !m.ageTimer.pending || m.tickAges() != nil {

@@ -300,11 +300,10 @@ func (s *screen) renderDiff(content, prev string) {
 // second with room for a timer's lateness. At exactly a second such frames
 // came a few milliseconds too late and every one borrowed a frame, parsed
 // the whole screen into it and had the renderer compare every row, 13
-// times the cost of the one row that changed (BenchmarkTickFrame); a
-// status bar that counts an agent's age ("12s ago") draws once a second
-// for the first minute after each action. Rarer frames borrow one; the
-// idle release (Options.IdleRelease) drops the buffer of a terminal that
-// stops drawing.
+// times the cost of the one row that changed (BenchmarkTickFrame). Rarer
+// frames (an agent's age in the status bar, counted in steps of ageStep)
+// borrow one; the idle release (Options.IdleRelease) drops the buffer of
+// a terminal that stops drawing.
 const keepFrameWithin = 1500 * time.Millisecond
 
 // frames holds the frame buffers terminals borrow for an occasional frame.

@@ -50,9 +50,9 @@ func TestTimerOneTickPendingAndStaleTicksIgnored(t *testing.T) {
 }
 
 // TestTicksEndWithTheModel: a pending tick's goroutine returns when the
-// model closes, not when its time comes: an agent's age ticks up to a
-// minute ahead, and a session that ended kept those goroutines (the leak
-// checks of the server's tests found them).
+// model closes, not when its time comes: an agent's age ticks ten seconds
+// or a minute ahead, and a session that ended kept those goroutines (the
+// leak checks of the server's tests found them).
 func TestTicksEndWithTheModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newSession(t)

@@ -494,9 +494,10 @@ func (m *Model) releaseIfIdle() {
 //
 // lone says the frame woke a released screen (the terminal had been idle):
 // then the copy goes again after loneRelease unless another frame follows.
-// A terminal whose only frames are occasional (an agent acting now and
-// then, an age counted in minutes) otherwise held its two cell buffers
-// (~430 KB at 80x24) for IdleRelease after each.
+// A terminal whose only frames are occasional (an agent's age in the
+// status bar every ten seconds, an agent acting now and then) otherwise
+// held its two cell buffers (~430 KB at 80x24) for IdleRelease after each,
+// which at a frame every ten seconds was half the time.
 func (m *Model) armIdle(lone bool) {
 	if m.opts.IdleRelease <= 0 {
 		return

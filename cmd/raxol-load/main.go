@@ -13,6 +13,13 @@
 // measures what a browser on a session's web view costs against an SSH
 // joiner (viewers.go).
 //
+// Memory the way an operator sees it (issue 29): --distinct-users,
+// --source-addrs, --busy-keys and --after-settle shape the load; with
+// --pprof (and --pid) memory is broken down per session and per attached
+// agent after forced collections, and the heap profiles saved are split
+// among a session's owners by `raxol-load heapsplit` (breakdown.go,
+// heapsplit.go). round3.sh and tenk.sh run the comparisons with the floor.
+//
 // Against a cluster, --ssh and --metrics take the nodes' addresses,
 // comma-separated: sessions are opened on each node in turn, the nodes'
 // metrics are added up, and --agent-via picks the node each agent goes

@@ -16,7 +16,9 @@ import (
 
 // memSample is one reading of a server's memory.
 type memSample struct {
+	raw                                                     map[string]float64 // the metrics as scraped, before any collection
 	rss, heapInuse, stackInuse, heapIdle, heapReleased, sys float64
+	goroutines                                              float64
 	live                                                    float64 // heap in use after a forced collection; 0 if not forced
 	anon, file, hwm                                         float64 // /proc/<pid>/status, bytes; 0 without a pid
 }
@@ -30,7 +32,8 @@ func readMemory(metricsURLs []string, pprofBase, profile string, pid int) (memSa
 	if err != nil {
 		return memSample{}, err
 	}
-	s := memSample{rss: m["process_resident_memory_bytes"], heapInuse: m["go_memstats_heap_inuse_bytes"],
+	s := memSample{raw: m, goroutines: m["go_goroutines"],
+		rss: m["process_resident_memory_bytes"], heapInuse: m["go_memstats_heap_inuse_bytes"],
 		stackInuse: m["go_memstats_stack_inuse_bytes"], heapIdle: m["go_memstats_heap_idle_bytes"],
 		heapReleased: m["go_memstats_heap_released_bytes"], sys: m["go_memstats_sys_bytes"]}
 	if pid > 0 {
@@ -96,7 +99,8 @@ func (s memSample) perSession(base memSample, n float64) string {
 	k := func(a, b float64) string { return fmt.Sprintf("%.1f", (a-b)/n/1024) }
 	if base.live > 0 && s.live > 0 {
 		// Both after a forced collection: compare what was live.
-		return fmt.Sprintf("live=%s rss=%s stacks=%s KiB", k(s.live, base.live), k(s.rss, base.rss), k(s.stackInuse, base.stackInuse))
+		return fmt.Sprintf("live=%s rss=%s stacks=%s KiB goroutines=%.1f", k(s.live, base.live), k(s.rss, base.rss), k(s.stackInuse, base.stackInuse),
+			(s.goroutines-base.goroutines)/n)
 	}
 	out := fmt.Sprintf("rss=%s heap_inuse=%s stacks=%s held_unused=%s", k(s.rss, base.rss), k(s.heapInuse, base.heapInuse),
 		k(s.stackInuse, base.stackInuse), k(s.heapIdle-s.heapReleased, base.heapIdle-base.heapReleased))
@@ -106,5 +110,5 @@ func (s memSample) perSession(base memSample, n float64) string {
 	if s.anon > 0 {
 		out += fmt.Sprintf(" rss_anon=%s rss_file=%s peak_rss=%s", k(s.anon, base.anon), k(s.file, base.file), k(s.hwm, base.hwm))
 	}
-	return out + " KiB"
+	return out + fmt.Sprintf(" KiB goroutines=%.1f", (s.goroutines-base.goroutines)/n)
 }

@@ -212,14 +212,11 @@ func run() error {
 		Timeout:         30 * time.Second,
 	}
 
-	before, err := scrapeAll(metricsURLs)
-	if err != nil {
-		return fmt.Errorf("scrape before: %w", err)
-	}
 	memBefore, err := readMemory(metricsURLs, "", "", *pid)
 	if err != nil {
 		return fmt.Errorf("scrape before: %w", err)
 	}
+	before := memBefore.raw
 	// breakdown prints where the server's memory is, per session, forcing
 	// a collection (and saving the heap profile it gives) when --pprof is
 	// set.
@@ -313,14 +310,10 @@ func run() error {
 			fmt.Printf("first failure: %v\n", e)
 		}
 	}
-	var beforeAgents map[string]float64
 	var memBeforeAgents memSample
 	if *agents > 0 {
 		// What the sessions alone hold, settled, to tell what the agents add.
 		time.Sleep(*settle)
-		if beforeAgents, err = scrapeAll(metricsURLs); err != nil {
-			return err
-		}
 		if memBeforeAgents, err = readMemory(metricsURLs, *pprofBase, "", *pid); err != nil {
 			return err
 		}
@@ -388,12 +381,6 @@ func run() error {
 		fmt.Printf("per session: rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n",
 			rss/open/1024, heap/open/1024, (idleEnd["go_goroutines"]-before["go_goroutines"])/open)
 	}
-	if attached := countAgents(clients); beforeAgents != nil && attached > 0 {
-		fmt.Printf("per attached agent (%d, settled): rss=%.1f KiB heap_inuse=%.1f KiB goroutines=%.1f\n", attached,
-			(idleEnd["process_resident_memory_bytes"]-beforeAgents["process_resident_memory_bytes"])/float64(attached)/1024,
-			(idleEnd["go_memstats_heap_inuse_bytes"]-beforeAgents["go_memstats_heap_inuse_bytes"])/float64(attached)/1024,
-			(idleEnd["go_goroutines"]-beforeAgents["go_goroutines"])/float64(attached))
-	}
 	fmt.Printf("idle CPU over %s: %.3f CPU-seconds (%.2f%% of one core; %.4f%% per session)\n",
 		*hold, cpu, 100*cpu/hold.Seconds(), 100*cpu/hold.Seconds()/max(open, 1))
 	saveProfiles("idle")
@@ -401,8 +388,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if attached := countAgents(clients); memBeforeAgents.live > 0 && attached > 0 {
-		// Both after a forced collection: what the agents keep live.
+	if attached := countAgents(clients); memBeforeAgents.raw != nil && attached > 0 {
+		// With --pprof both after a forced collection: what the agents keep live.
 		fmt.Printf("memory per attached agent (%d): %s\n", attached, idleMem.perSession(memBeforeAgents, float64(attached)))
 	}
 
@@ -460,19 +447,13 @@ func run() error {
 	}
 	if *afterSettle > 0 {
 		time.Sleep(*afterSettle)
-		after, err := scrapeAll(metricsURLs)
+		saveProfiles("after")
+		after, err := breakdown("after", open)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("server after the load, settled %s: rss=%.1f MiB heap_inuse=%.1f MiB goroutines=%.0f\n", *afterSettle,
-			after["process_resident_memory_bytes"]/(1<<20), after["go_memstats_heap_inuse_bytes"]/(1<<20), after["go_goroutines"])
-		fmt.Printf("per session after the load: rss=%.1f KiB heap_inuse=%.1f KiB\n",
-			(after["process_resident_memory_bytes"]-before["process_resident_memory_bytes"])/open/1024,
-			(after["go_memstats_heap_inuse_bytes"]-before["go_memstats_heap_inuse_bytes"])/open/1024)
-		saveProfiles("after")
-		if _, err := breakdown("after", open); err != nil {
-			return err
-		}
+			after.rss/(1<<20), after.heapInuse/(1<<20), after.goroutines)
 	}
 
 	return nil

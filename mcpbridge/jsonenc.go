@@ -58,38 +58,34 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, '}'), nil
 	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
+		return appendJSONList(b, x, appendJSON)
 	case []string:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, e)
-		}
-		return append(b, ']'), nil
+		return appendJSONList(b, x, func(b []byte, s string) ([]byte, error) { return appendJSONString(b, s), nil })
 	}
 	j, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return append(b, j...), nil
+}
+
+// appendJSONList appends xs as a JSON array (null when nil), each element
+// by elem.
+func appendJSONList[T any](b []byte, xs []T, elem func([]byte, T) ([]byte, error)) ([]byte, error) {
+	if xs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, e := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = elem(b, e); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // appendJSONFloat is encoding/json's float64 encoding (ES6 number to

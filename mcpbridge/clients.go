@@ -263,22 +263,20 @@ func (c *sessionServer) attach(ctx context.Context, ss *mcp.ServerSession, req m
 			cl.leave()
 		})
 	}
-	c.wg.Add(2)
+	stopKeeper := c.keepAlive(ss, cl)
+	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		_ = ss.Wait()
 		streamEnded()
 		cl.cancelPings()
+		stopKeeper()
 		close(cl.ended)
 		cl.leave()
 		c.res.forget(ss)
 		c.clients.Delete(ss)
 		cl.slot.free()
 		c.b.opts.Metrics.MCPClient(-1)
-	}()
-	go func() {
-		defer c.wg.Done()
-		c.keepAlive(ss, cl)
 	}()
 }
 
@@ -501,9 +499,11 @@ func (c *sessionServer) withdrawOnGone(ctx context.Context, req mcp.Request) (co
 	}
 }
 
-// keepAlive watches a client until its session ends. It pings the client
-// every KeepAlive, but only to make its stream carry something: an SSE
-// stream whose write fails is broken ([deadlineWriter] then ends its
+// keepAlive watches a client until its session ends, on a timer rather
+// than a goroutine of its own (an attached agent costs one goroutine, the
+// one waiting for its session's end, which stops the timer). It pings the
+// client every KeepAlive, but only to make its stream carry something: an
+// SSE stream whose write fails is broken ([deadlineWriter] then ends its
 // request, which ends the session), while a ping that goes unanswered, or
 // cannot be sent for want of a stream, ends nothing (clients need not
 // answer pings nor open a standalone GET). What ends a client here:
@@ -513,38 +513,95 @@ func (c *sessionServer) withdrawOnGone(ctx context.Context, req mcp.Request) (co
 //   - a Streamable client that had a standalone GET, lost it, and has made
 //     no request nor reconnected it for two KeepAlive intervals since: it
 //     vanished (a live go-sdk client reconnects at once).
-func (c *sessionServer) keepAlive(ss *mcp.ServerSession, cl *client) {
-	t := time.NewTicker(c.b.opts.KeepAlive)
-	defer t.Stop()
-	idle := time.NewTimer(c.b.opts.ClientIdleTimeout)
-	defer idle.Stop()
+//
+// The returned stop is called once the client's session has ended; a
+// round in progress then finishes on its own (its ping's context is
+// cancelled first) and arms nothing.
+func (c *sessionServer) keepAlive(ss *mcp.ServerSession, cl *client) (stop func()) {
+	k := &keeper{}
+	now := time.Now()
+	k.nextPing = now.Add(c.b.opts.KeepAlive)
+	k.nextIdle = now.Add(c.b.opts.ClientIdleTimeout)
+	k.mu.Lock()
+	k.t = time.AfterFunc(k.wait(now), func() { c.keepRound(ss, cl, k) })
+	k.mu.Unlock()
+	return k.stop
+}
+
+// keeper is a client's keepalive timer: the next ping and the next look
+// at its idleness, one timer set for whichever comes first.
+type keeper struct {
+	nextPing, nextIdle time.Time // touched only by the round in progress
+
+	mu      sync.Mutex // protects the following
+	t       *time.Timer
+	stopped bool
+}
+
+func (k *keeper) wait(now time.Time) time.Duration {
+	next := k.nextPing
+	if k.nextIdle.Before(next) {
+		next = k.nextIdle
+	}
+	return max(next.Sub(now), 0)
+}
+
+func (k *keeper) stop() {
+	k.mu.Lock()
+	k.stopped = true
+	k.t.Stop()
+	k.mu.Unlock()
+}
+
+// keepRound is one firing of a client's keeper: the idle look and the
+// ping that are due, then the timer set for the next. It holds the
+// session server's WaitGroup while it runs, so close waits for it.
+func (c *sessionServer) keepRound(ss *mcp.ServerSession, cl *client, k *keeper) {
+	k.mu.Lock()
+	if k.stopped {
+		k.mu.Unlock()
+		return
+	}
+	// The client's end-waiter holds the group until it has stopped k, so
+	// this Add never races a Wait at zero.
+	c.wg.Add(1)
+	k.mu.Unlock()
+	defer c.wg.Done()
+	if c.ctx.Err() != nil {
+		return
+	}
 	timed := cl.actx.Transport == authz.TransportHTTP || cl.actx.Transport == authz.TransportSSE
-	for {
-		select {
-		case <-cl.ended:
+	now := time.Now()
+	if !now.Before(k.nextIdle) {
+		left := c.b.opts.ClientIdleTimeout - cl.idleFor(now)
+		if timed && left <= 0 && cl.inFlight.Load() == 0 {
+			c.log.Debug("MCP client idle too long; closing it", "client", cl.actx.ConnID)
+			c.closeClient(ss)
 			return
-		case <-c.ctx.Done():
-			return
-		case <-idle.C:
-			left := c.b.opts.ClientIdleTimeout - cl.idleFor(time.Now())
-			if timed && left <= 0 && cl.inFlight.Load() == 0 {
-				c.log.Debug("MCP client idle too long; closing it", "client", cl.actx.ConnID)
-				c.closeClient(ss)
-				return
-			}
-			idle.Reset(max(left, c.b.opts.KeepAlive))
-			continue
-		case <-t.C:
 		}
-		if c.vanished(cl, time.Now()) {
+		k.nextIdle = now.Add(max(left, c.b.opts.KeepAlive))
+	}
+	if !now.Before(k.nextPing) {
+		if c.vanished(cl, now) {
 			c.log.Debug("MCP client lost its stream and did not come back; closing it", "client", cl.actx.ConnID)
 			c.closeClient(ss)
 			return
 		}
 		ctx, cancel := context.WithTimeout(cl.pings, c.b.opts.KeepAlive)
-		_ = ss.Ping(ctx, nil) // see above: its answer decides nothing
+		_ = ss.Ping(ctx, nil) // see keepAlive: its answer decides nothing
 		cancel()
+		// As a ticker does, a round that overran its interval drops the
+		// ticks it missed.
+		k.nextPing = k.nextPing.Add(c.b.opts.KeepAlive)
+		if now := time.Now(); k.nextPing.Before(now) {
+			k.nextPing = now.Add(c.b.opts.KeepAlive)
+		}
 	}
+	k.mu.Lock()
+	if !k.stopped {
+		k.t.Reset(k.wait(time.Now()))
+	}
+	k.mu.Unlock()
 }
 
 // vanished reports whether a Streamable client lost its standalone GET

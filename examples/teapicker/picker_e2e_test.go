@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/session"
+)
+
+// ---- the example over a real SSH client with a PTY and a real MCP client over HTTP ----
+
+const waitLong = 15 * time.Second
+
+// serveE2E serves app on loopback listeners of its own; it is drained
+// when the test ends.
+func serveE2E(t *testing.T, app server.App) *server.Server {
+	t.Helper()
+	testkit.EndToEnd(t)
+	srv, err := server.New(app, server.Options{
+		SSH:          server.SSHOptions{Addr: "127.0.0.1:0", PromptArming: 50 * time.Millisecond},
+		MCP:          server.MCPOptions{Addr: "127.0.0.1:0", ToolCallsPerSecond: 1000, ToolCallBurst: 1000},
+		DataDir:      t.TempDir(),
+		Logger:       slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo})),
+		DrainTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StartOn(sshLn, httpLn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return srv
+}
+
+// onlySession waits for the server's one live session.
+func onlySession(t *testing.T, srv *server.Server) *session.Session {
+	t.Helper()
+	var se *session.Session
+	testkit.Eventually(t, waitLong, func() bool {
+		if l := srv.LiveSessions(); len(l) == 1 {
+			se = l[0]
+		}
+		return se != nil
+	}, "the session to start")
+	return se
+}
+
+// agentE2E connects the go-sdk client to se's endpoint over HTTP with its
+// bearer token.
+func agentE2E(t *testing.T, srv *server.Server, se *session.Session) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: testkit.Bearer(http.DefaultTransport, se.Token())}
+	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// lastLine is the last line of screen with anything on it, trimmed.
+func lastLine(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// The list bullet, with the example program itself: an agent
+// selects the third tea by its label; the human's screen marks it and
+// nothing else, raxol_screenshot agrees; the human presses Enter and the
+// program's own goodbye is the last thing drawn as the session ends.
+func TestPickerExampleOverSSHAndMCP(t *testing.T) {
+	srv := serveE2E(t, App())
+	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
+	human.WaitFor("Which tea would you like?")
+	se := onlySession(t, srv)
+	cs := agentE2E(t, srv, se)
+	if got := marked(human.Screen()); len(got) != 1 || got[0] != "> Sencha" {
+		t.Fatalf("marked lines at start = %q, want only the first tea:\n%s", got, human.Screen())
+	}
+
+	res := testkit.MustCall(t, cs, Name+".list.select", map[string]any{"label": "Oolong"})
+	r, _ := res["result"].(map[string]any)
+	if r, _ := r["result"].(map[string]any); r == nil || r["index"] != float64(2) || r["label"] != "Oolong" {
+		t.Errorf("select{label: Oolong} answered %v, want index 2 (the third tea)", res)
+	}
+	human.WaitFor("> Oolong")
+	testkit.Eventually(t, waitLong, func() bool {
+		got := marked(human.Screen())
+		return len(got) == 1 && got[0] == "> Oolong"
+	}, "the human's screen to mark Oolong and nothing else")
+	if n := strings.Count(human.Screen(), ">"); n != 1 {
+		t.Errorf("the human's screen shows %d markers:\n%s", n, human.Screen())
+	}
+	_, shot, isErr := testkit.CallTool(t, cs, "raxol_screenshot", nil)
+	if isErr {
+		t.Fatalf("raxol_screenshot failed: %s", shot)
+	}
+	if got := marked(shot); len(got) != 1 || got[0] != "> Oolong" {
+		t.Errorf("raxol_screenshot marks %q, want only \"> Oolong\":\n%s", got, shot)
+	}
+	for _, tea := range []string{"Sencha", "Earl Grey", "Rooibos"} {
+		if !strings.Contains(shot, tea) {
+			t.Errorf("raxol_screenshot lost %q, which the human sees:\n%s", tea, shot)
+		}
+	}
+
+	human.Type("\r")
+	human.WaitExit()
+	time.Sleep(200 * time.Millisecond) // the last bytes written are read
+	screen := human.Screen()
+	if got := lastLine(screen); got != "Okay, Oolong? Sounds good to me." {
+		t.Errorf("the last thing drawn is %q, want the program's goodbye:\n%s", got, screen)
+	}
+	for _, stale := range []string{"Which tea would you like?", "Sencha", "> "} {
+		if strings.Contains(screen, stale) {
+			t.Errorf("the screen the session ended on still holds %q:\n%s", stale, screen)
+		}
+	}
+	if reason := session.EndReason(se); reason != "the app ended the session" {
+		t.Errorf("the session ended with %q, want the program's own quit", reason)
+	}
+}

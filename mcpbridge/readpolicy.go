@@ -26,8 +26,9 @@ import (
 //	content                                      governed by
 //	the screen text                              raxol://session/screen
 //	a widget's state: a widget tool's result,    raxol://session/tree
-//	  state and error text; the context's
-//	  "widgets"; raxol_show's view
+//	  state and error text (tool_error, and a
+//	  hosted program's not_applied); the
+//	  context's "widgets"; raxol_show's view
 //	a model projection (the context's "model")   <app>://state/<name>
 //	the activity (the context's "activity",      raxol://session/activity
 //	  "recent"; raxol_show's "announce")
@@ -125,14 +126,15 @@ func (c *sessionServer) withhold(next mcp.MethodHandler) mcp.MethodHandler {
 
 // filterAnswer is res as a client with view v may see it: when v may not
 // make read, a JSON answer keeps only its outcome fields and says what
-// was withheld, a tool error from the widget loses its text (it may
-// describe the state), and any other answer is refused.
+// was withheld, an error whose text comes from the widget or the app
+// ([describesState]) loses that text, and any other answer is refused.
 func filterAnswer(res *mcp.CallToolResult, tool, read string, outcome []string, v *readView) *mcp.CallToolResult {
 	if res.IsError {
-		if errorKind(res) != ErrKindToolError || v.may(read) {
+		kind := errorKind(res)
+		if !describesState(kind) || v.may(read) {
 			return res // the call's outcome, not the content of a read
 		}
-		return errorResult(ErrKindToolError, "the call was refused; its reason is "+withheldBecause(read)+" (it may describe the widget's state)")
+		return errorResult(kind, "the call was refused; its reason is "+withheldBecause(read)+" (it may describe the widget's state)")
 	}
 	if v.may(read) {
 		return res
@@ -156,6 +158,15 @@ func filterAnswer(res *mcp.CallToolResult, tool, read string, outcome []string, 
 		out["withheld"] = withheld
 	}
 	return jsonResult(out)
+}
+
+// describesState says whether an error of kind carries text from the
+// widget or the app that may describe its state: a widget's own error
+// (tool_error), and what a hosted program's fold said of a change it did
+// not make (not_applied: "the input holds ...", "label ... matches
+// several items (...)"). The other kinds are the bridge's own words.
+func describesState(kind string) bool {
+	return kind == ErrKindToolError || kind == ErrKindNotApplied
 }
 
 func readLabel(read string) string {

@@ -431,6 +431,14 @@ func (m *Manager) quit(s *Session, o dispatcher.Origin, msg tea.Msg) {
 		if reason == "" {
 			reason = appEnded
 		}
+		if o.Led() == dispatcher.OriginAgent {
+			// An agent's call led to it (the app ended the session, or
+			// its Update panicked and cannot be rolled back): the call
+			// is answered (update_failed, say) before the session's
+			// endpoint closes.
+			time.AfterFunc(agentQuitGrace, func() { m.EndCause(s.ID, Ended(reason)) })
+			return
+		}
 		go m.EndCause(s.ID, Ended(reason))
 	case ui.CloseTerminalMsg:
 		if o.Led() == dispatcher.OriginHuman && o.ID != "" && m.onClose != nil {

@@ -110,7 +110,28 @@ func RunCluster(t testing.TB, n int) *Cluster {
 		}
 	}
 	c.WaitMetaLeader()
+	c.waitAllHeard()
 	return c
+}
+
+// waitAllHeard waits (up to 20 s) until the meta leader has heard every
+// server's statistics. JetStream places a stream's copy on a server that
+// is down only if it has heard from it since its own start ("no suitable
+// peers for placement, peer offline" otherwise, for as long as it stays
+// down): a test that stops a server of a new cluster at once and then
+// makes a three-copy bucket raced the first statsz (seen under a loaded
+// -race run).
+func (c *Cluster) waitAllHeard() {
+	c.t.Helper()
+	n := len(c.servers)
+	c.wait(20*time.Second, "a meta leader that has heard from every server", func() bool {
+		for _, s := range c.running() {
+			if s.JetStreamIsLeader() {
+				return len(s.JetStreamClusterPeers()) == n
+			}
+		}
+		return false
+	})
 }
 
 // freePorts returns n distinct ports free on 127.0.0.1 now.

@@ -76,7 +76,7 @@ import (
 //     the home leaves this node's view of the cluster (its heartbeat
 //     expired) and the connection has not ended on its own within
 //     [bridgeLostGrace] (a draining home ends its terminals itself, with
-//     its own reason line). Then the client is told [serverWentAway].
+//     its own reason line). Then the client is told [errServerWentAway].
 
 const (
 	// peerSSHUser is the SSH user a bridging node logs in as; the human's
@@ -116,13 +116,6 @@ const (
 	// bridge (a client that stopped reading) before its connection is
 	// closed.
 	bridgeHangUpAfter = 2 * time.Second
-)
-
-// What a bridged terminal is told when the bridge cannot go on.
-const (
-	serverWentAway       = "the session's server went away"
-	serverUnreachable    = "the session's server cannot be reached; try again"
-	directoryUnavailable = "the cluster directory is unavailable; try again"
 )
 
 // peerSSH is the node's SSH identity toward its peers.
@@ -299,7 +292,7 @@ func (p sshPeers) bridgeAttach(c *conn, verb, id, code string) bool {
 	switch {
 	case errors.Is(err, cluster.ErrUnavailable):
 		cn.log.Warn("cluster: join or resume refused: the directory is unavailable", "session", id, "user", c.user, "key", c.fp, "remote", c.remote, "err", err)
-		c.end.set(metrics.OutcomeError, directoryUnavailable)
+		c.end(errDirectoryDown)
 		return true
 	case err != nil, home.ID == cn.node.ID():
 		return false
@@ -352,7 +345,7 @@ type bridge struct {
 }
 
 // runBridge bridges c to home, where it runs command, and records how it
-// ended in c.end (nothing more when the home's own reason came through).
+// ended as c's end cause (nothing more when the home's own reason came through).
 func (cn *clusterNode) runBridge(c *conn, home cluster.NodeInfo, id, command string) {
 	c.mu.Lock()
 	c.sid, c.role = id, "bridged to node "+home.ID
@@ -360,7 +353,7 @@ func (cn *clusterNode) runBridge(c *conn, home cluster.NodeInfo, id, command str
 	log := cn.log.With("session", id, "home", home.ID, "user", c.user, "key", c.fp, "remote", c.remote)
 	if home.SSHAddr == "" {
 		log.Warn("cluster: cannot bridge: the home node has no SSH address")
-		c.end.set(metrics.OutcomeError, serverUnreachable)
+		c.end(errServerUnreachable)
 		return
 	}
 	dctx, cancel := context.WithTimeout(c.ctx, bridgeSetupTimeout)
@@ -369,7 +362,7 @@ func (cn *clusterNode) runBridge(c *conn, home cluster.NodeInfo, id, command str
 	if err != nil {
 		if c.ctx.Err() == nil {
 			log.Warn("cluster: cannot bridge: dialing the home node failed", "addr", home.SSHAddr, "err", err)
-			c.end.set(metrics.OutcomeError, serverUnreachable)
+			c.end(errServerUnreachable)
 		}
 		return
 	}
@@ -385,7 +378,7 @@ func (cn *clusterNode) runBridge(c *conn, home cluster.NodeInfo, id, command str
 	if err != nil {
 		if !c.gone() && c.ctx.Err() == nil {
 			log.Warn("cluster: cannot bridge to the home node", "addr", home.SSHAddr, "err", err)
-			c.end.set(metrics.OutcomeError, serverUnreachable)
+			c.end(errServerUnreachable)
 		}
 		return
 	}
@@ -506,7 +499,7 @@ wait:
 		case <-b.c.ctx.Done(): // a limit (its reason is set), or the connection closed
 		case <-b.c.inputDone: // the client left: home sees the connection drop
 		case <-b.cn.life.drained:
-			b.c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			b.c.end(errStopping)
 		case <-tick.C:
 			if b.homeLive() {
 				missing = time.Time{}
@@ -572,17 +565,17 @@ func (b *bridge) finish(err error) {
 	var exit *gossh.ExitError
 	switch {
 	case err == nil:
-		c.end.set(metrics.OutcomeOK, "")
+		c.end(errHomeEnded)
 	case errors.As(err, &exit):
 		// The home's reason line came through its stderr; its status is
 		// 1 for any end but a normal one, which exit gives again.
-		c.end.set(metrics.OutcomeOther, "")
+		c.end(errHomeRefused)
 	case c.gone():
 		// The client left: nothing to tell.
 	default:
 		// Unless this node ended it first (a limit, a drain: its reason
 		// stands).
-		if c.end.set(metrics.OutcomeError, serverWentAway) && !b.lost.Load() {
+		if c.end(errServerWentAway) && !b.lost.Load() {
 			b.log.Warn("cluster: the connection to the session's home node ended", "err", err)
 		}
 	}

@@ -48,28 +48,28 @@ func (sshAlone) acceptBridged(*conn) string                      { return "" }
 func (sshAlone) bridgeAttach(*conn, string, string, string) bool { return false }
 func (sshAlone) detachedElsewhere(*conn) []pickerItem            { return nil }
 
-// ending records why a session is ending; the first reason wins.
-type ending struct {
-	mu      sync.Mutex
+// endReason is why a connection ends: the outcome its metric counts
+// (metrics.Outcome*) and the line its client is told (none when empty).
+// It is the cause the connection's context is cancelled with (conn.end),
+// read back with context.Cause by the last words, the exit status and
+// the log line; the first cause wins. A client that left first has
+// cancelled the context without one: its end counts as ok and tells
+// nothing, whatever the server would have said after. The reasons more
+// than one place gives are sentinels in errors.go.
+type endReason struct {
 	outcome string
 	reason  string
 }
 
-func (e *ending) set(outcome, reason string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.outcome != "" {
-		return false
+func (e endReason) Error() string {
+	if e.reason == "" {
+		return "connection ended: " + e.outcome
 	}
-	e.outcome, e.reason = outcome, reason
-	return true
+	return "connection ended: " + e.outcome + ": " + e.reason
 }
 
-func (e *ending) get() (outcome, reason string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.outcome, e.reason
-}
+// endWith is an end with outcome and reason given there and then.
+func endWith(outcome, reason string) endReason { return endReason{outcome: outcome, reason: reason} }
 
 // handle is the SSH middleware: it admits the connection, runs what its
 // command asks (a new session, the picker of detached sessions, join or
@@ -92,23 +92,23 @@ func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 		defer c.stopAll()
 
 		if reason, ok := sess.Context().Value(rejectKey).(string); ok {
-			c.end.set(metrics.OutcomeRejected, reason)
+			c.end(endWith(metrics.OutcomeRejected, reason))
 			return
 		}
 		if reason := s.sshOthers.acceptBridged(c); reason != "" {
-			c.end.set(metrics.OutcomeRejected, reason)
+			c.end(endWith(metrics.OutcomeRejected, reason))
 			return
 		}
 		if !c.hasPty {
-			c.end.set(metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`")
+			c.end(errNoPTY)
 			return
 		}
 		if why := tui.Undrivable(c.pty.Term); why != "" {
-			c.end.set(metrics.OutcomeRejected, why)
+			c.end(endWith(metrics.OutcomeRejected, why))
 			return
 		}
 		if s.isDraining() {
-			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			c.end(errStopping)
 			return
 		}
 		c.start(&s.wg, s.opts.Limits)
@@ -126,10 +126,10 @@ func (s *Server) handle(next ssh.Handler, passOn bool) ssh.Handler {
 			}
 			s.attachCmd(c, "join", cmd[1], code)
 		default:
-			c.end.set(metrics.OutcomeRejected, "unknown command; connect without one for a new session, or with `join <session-id> [code]` or `resume <session-id>`")
+			c.end(errUnknownCommand)
 		}
 		if s.isDraining() {
-			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			c.end(errStopping)
 		}
 	}
 }
@@ -175,20 +175,20 @@ func (s *Server) login(c *conn) {
 	se, err := s.startSession(owner, ui.Identity{Term: c.pty.Term, Width: w, Height: h})
 	switch {
 	case errors.Is(err, ErrShutdown):
-		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		c.end(errStopping)
 		return
 	case errors.Is(err, ErrSessionLimit):
-		c.end.set(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser))
+		c.end(endWith(metrics.OutcomeRejected, tooManySessions(owner, s.opts.Limits.MaxSessionsPerUser)))
 		return
 	case err != nil:
-		c.end.set(metrics.OutcomeError, "could not start a session")
+		c.end(errStartFailed)
 		s.log.Error("session start failed", "err", err)
 		return
 	}
 	ls, ok := s.life.add(se)
 	if !ok {
 		s.sessions.End(se.ID)
-		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		c.end(errStopping)
 		return
 	}
 	s.runTerminal(c, ls, tui.RoleOwner)
@@ -216,16 +216,16 @@ type conn struct {
 	fp      string // "" without a proven key
 	remote  string
 	begin   time.Time
-	end     ending
 
 	addr net.Addr // the client's address (remote's)
 	// bridgedIn is set for a client a peer node bridged here: its user,
 	// fp, remote and addr are the ones the peer carried (acceptBridged).
 	bridgedIn bool
 
-	// ctx ends with the connection, or when stop is called.
+	// ctx ends with the connection, or when end is called; its cause is
+	// the endReason, if any.
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 
 	lastInput atomic.Int64 // unix nanoseconds
 	se        atomic.Pointer[session.Session]
@@ -266,7 +266,7 @@ func (s *Server) newConn(sess ssh.Session) *conn {
 	if cmd := sess.Command(); len(cmd) > 0 {
 		c.command = cmd[0]
 	}
-	c.ctx, c.cancel = context.WithCancel(sess.Context())
+	c.ctx, c.cancel = context.WithCancelCause(sess.Context())
 	c.lastInput.Store(c.begin.UnixNano())
 	return c
 }
@@ -317,10 +317,10 @@ func (c *conn) start(wg *sync.WaitGroup, limits Limits) {
 			idleTimer.Reset(idle - since)
 			return
 		}
-		c.stop(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle))
+		c.end(endWith(metrics.OutcomeIdleTimeout, fmt.Sprintf("no input for %s; disconnected", idle)))
 	})
 	maxTimer := time.AfterFunc(limits.MaxSessionDuration, func() {
-		c.stop(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", limits.MaxSessionDuration))
+		c.end(endWith(metrics.OutcomeMaxDuration, fmt.Sprintf("the session reached its maximum duration of %s", limits.MaxSessionDuration)))
 	})
 	c.timers = []*time.Timer{idleTimer, maxTimer}
 }
@@ -330,16 +330,25 @@ func (c *conn) stopAll() {
 	for _, t := range c.timers {
 		t.Stop()
 	}
-	c.cancel()
+	c.cancel(nil) // no reason given: the cause stays the first one, if any
 	c.wg.Wait()
 }
 
-// stop ends the connection's program with outcome and reason, unless it is
-// already ending for another reason.
-func (c *conn) stop(outcome, reason string) {
-	if c.end.set(outcome, reason) {
-		c.cancel()
-	}
+// end ends the connection (its context, and with it the running program)
+// with why, unless it is ending already; it reports whether why is the
+// cause, the first one given.
+func (c *conn) end(why endReason) bool {
+	c.cancel(why)
+	return context.Cause(c.ctx) == error(why)
+}
+
+// ended is why the connection ends: the cause its context was cancelled
+// with, or the zero endReason while it runs or when the client left
+// first.
+func (c *conn) ended() endReason {
+	var why endReason
+	errors.As(context.Cause(c.ctx), &why)
+	return why
 }
 
 // gone reports whether the client went away: the connection or its input
@@ -564,19 +573,20 @@ func (c *conn) readLine(ctx context.Context, prompt string) (line string, ok boo
 // exit tells the client why the connection ends, if there is a reason,
 // and sends the exit status: 0 for a normal end.
 func (c *conn) exit() {
-	outcome, reason := c.end.get()
-	if reason != "" {
-		fmt.Fprintln(c.sess.Stderr(), "raxol-ssh: "+reason)
+	why := c.ended()
+	if why.reason != "" {
+		fmt.Fprintln(c.sess.Stderr(), "raxol-ssh: "+why.reason)
 	}
 	code := 0
-	if outcome != "" && outcome != metrics.OutcomeOK {
+	if why.outcome != "" && why.outcome != metrics.OutcomeOK {
 		code = 1
 	}
 	_ = c.sess.Exit(code)
 }
 
 func (c *conn) logEnd() {
-	outcome, reason := c.end.get()
+	why := c.ended()
+	outcome := why.outcome
 	if outcome == "" {
 		outcome = metrics.OutcomeOK
 	}
@@ -595,7 +605,7 @@ func (c *conn) logEnd() {
 		"role", role,
 		"duration", time.Since(c.begin).Round(time.Millisecond),
 		"outcome", outcome,
-		"reason", reason,
+		"reason", why.reason,
 	)
 }
 

@@ -1,6 +1,10 @@
 package server
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/raxol-ssh/raxol-ssh/metrics"
+)
 
 // The package's errors: the exported sentinels callers branch on with
 // errors.Is, then the unexported ones its own code branches on.
@@ -54,3 +58,38 @@ var errAbandoned = errors.New("this node no longer holds the session: it moved t
 // errUnknownSession is the one answer for a session that does not exist,
 // has ended, or is someone else's.
 var errUnknownSession = errors.New("no such session among yours (it may have ended)")
+
+// Why a connection ends (endReason, its context's cause; conn.go), where
+// more than one place ends one so or a caller branches on it: the outcome
+// counted, then the line the client is told.
+var (
+	// errStopping: the server drains or has stopped.
+	errStopping = endReason{metrics.OutcomeShutdown, "the server is stopping"}
+	// errNoSuchSession: a join or resume that cannot go ahead, told the
+	// same for an unknown, ended or someone else's session and for a
+	// refused request, so that it never says whether the id exists.
+	errNoSuchSession = endReason{metrics.OutcomeRejected, noSuchSession}
+	// errTooManyJoins: a join over the rate limit.
+	errTooManyJoins = endReason{metrics.OutcomeRejected, tooManyJoins}
+	// errNoPTY: a client that asked for no terminal.
+	errNoPTY = endReason{metrics.OutcomeNoPTY, "this server runs an interactive app and needs a terminal; connect with `ssh -t`"}
+	// errUnknownCommand: a command handle does not serve.
+	errUnknownCommand = endReason{metrics.OutcomeRejected, "unknown command; connect without one for a new session, or with `join <session-id> [code]` or `resume <session-id>`"}
+	// errStartFailed: the app's model could not be made.
+	errStartFailed = endReason{metrics.OutcomeError, "could not start a session"}
+	// errProgramFailed: the terminal's program failed while the client
+	// was there.
+	errProgramFailed = endReason{metrics.OutcomeError, "the terminal program failed"}
+
+	// What a bridged terminal is told when the bridge cannot go on
+	// (cluster_ssh.go).
+	errServerWentAway    = endReason{metrics.OutcomeError, "the session's server went away"}
+	errServerUnreachable = endReason{metrics.OutcomeError, "the session's server cannot be reached; try again"}
+	errDirectoryDown     = endReason{metrics.OutcomeError, "the cluster directory is unavailable; try again"}
+	// How a bridged session ended at home: normally (errHomeEnded), or
+	// otherwise with its own reason line already passed through its
+	// stderr (errHomeRefused: the exit status is 1 again, nothing more
+	// is told).
+	errHomeEnded   = endReason{metrics.OutcomeOK, ""}
+	errHomeRefused = endReason{metrics.OutcomeOther, ""}
+)

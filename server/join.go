@@ -15,15 +15,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 	bm "charm.land/wish/v2/bubbletea"
 
-	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
-// What a join or resume that cannot go ahead is told: the same line for an
-// unknown, ended or someone else's session and for a refused request, so
-// that it never says whether the id exists.
+// What a join or resume that cannot go ahead is told (errNoSuchSession):
+// the same line for an unknown, ended or someone else's session and for a
+// refused request, so that it never says whether the id exists.
 const noSuchSession = "no such session, or you may not join it"
 
 // tooManyJoins is the answer over the join rate limit.
@@ -51,20 +50,20 @@ func (s *Server) attachCmd(c *conn, verb, id, code string) {
 		return
 	}
 	if !s.life.joins.allow(c.limitKey(), time.Now()) {
-		c.end.set(metrics.OutcomeRejected, tooManyJoins)
+		c.end(errTooManyJoins)
 		s.log.Info("join request over the rate limit", "user", c.user, "key", c.fp, "remote", c.remote)
 		return
 	}
 	if !ok || verb != "join" {
-		c.end.set(metrics.OutcomeRejected, noSuchSession)
+		c.end(errNoSuchSession)
 		return
 	}
 	role, ok := s.askToJoin(c, ls, code)
 	if !ok {
 		if s.isDraining() {
-			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			c.end(errStopping)
 		}
-		c.end.set(metrics.OutcomeRejected, noSuchSession)
+		c.end(errNoSuchSession)
 		return
 	}
 	s.runTerminal(c, ls, role)
@@ -198,7 +197,7 @@ func (s *Server) pick(c *conn, list []pickerItem) (id string, ok bool) {
 	if !tracked {
 		p.Kill() // never run: ends a Send the input may be waiting in
 		stopInput()
-		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		c.end(errStopping)
 		return "", false
 	}
 	err := c.run(p, stopInput)

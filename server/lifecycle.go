@@ -546,7 +546,7 @@ func (l *lifecycle) withCode(id string, f func(jc *joinCode) (keep bool)) {
 // MCP clients are closed by the manager's OnEnd).
 func (l *lifecycle) finish(ls *liveSession, others []*terminal, reason string) {
 	for _, o := range others {
-		o.c.stop(metrics.OutcomeOK, reason)
+		o.c.end(endWith(metrics.OutcomeOK, reason))
 	}
 	l.registry.EndCause(ls.se.ID, session.Ended(reason))
 }
@@ -565,7 +565,7 @@ func (l *lifecycle) sessionEnded(se *session.Session) {
 	l.mu.Unlock()
 	reason := session.EndReason(se)
 	for _, o := range others {
-		o.c.stop(metrics.OutcomeOK, reason)
+		o.c.end(endWith(metrics.OutcomeOK, reason))
 	}
 }
 
@@ -587,7 +587,7 @@ func (l *lifecycle) closeTerminal(se *session.Session, id, reason string) {
 	}
 	l.mu.Unlock()
 	if t != nil {
-		t.c.stop(metrics.OutcomeOK, reason)
+		t.c.end(endWith(metrics.OutcomeOK, reason))
 	}
 }
 

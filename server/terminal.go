@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	bm "charm.land/wish/v2/bubbletea"
 
-	"github.com/raxol-ssh/raxol-ssh/metrics"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 )
@@ -22,9 +21,9 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	t := newTerminal(c, role)
 	if !s.life.reserve(ls, t) {
 		if s.isDraining() {
-			c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+			c.end(errStopping)
 		}
-		c.end.set(metrics.OutcomeRejected, noSuchSession) // it ended meanwhile
+		c.end(errNoSuchSession) // it ended meanwhile
 		return
 	}
 	se := ls.se
@@ -83,7 +82,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 		stopInput()
 		t.end()
 		s.life.leave(ls, t, false)
-		c.end.set(metrics.OutcomeShutdown, "the server is stopping")
+		c.end(errStopping)
 		return
 	}
 	s.life.ready(ls, t, p)
@@ -92,7 +91,7 @@ func (s *Server) runTerminal(c *conn, ls *liveSession, role tui.Role) {
 	t.end()
 	quit := tm.quit.Load()
 	if runErr != nil && !quit && !c.gone() {
-		c.end.set(metrics.OutcomeError, "the terminal program failed")
+		c.end(errProgramFailed)
 		s.log.Warn("terminal program failed", "err", runErr)
 	}
 	s.life.leave(ls, t, quit)

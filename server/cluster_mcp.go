@@ -259,20 +259,10 @@ func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, 
 
 // ---- raxol_list ----
 
-// remoteListEntry is one of the caller's sessions on another node in
-// raxol_list's answer: what the directory says of it.
-type remoteListEntry struct {
-	ID      string `json:"id"`
-	Node    string `json:"node"`
-	Created string `json:"created,omitempty"`
-	MCPURL  string `json:"mcp_url"`
-	Agents  int    `json:"agents"`
-}
-
-// listElsewhere adds to local (this node's entries of raxol_list) the
+// list adds to local (this node's entries of raxol_list) the
 // caller's sessions on other nodes, oldest first; note is non-empty when
 // the directory could not be read (local alone is returned).
-func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string) {
+func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string, local []listItem) (all []listItem, note string) {
 	c := p.c
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -287,22 +277,13 @@ func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string
 		if e.StartedBy != key || e.Node == self {
 			continue
 		}
-		en := remoteListEntry{ID: e.ID, Node: e.Node, MCPURL: base + "/sessions/" + e.ID + "/mcp", Agents: e.Agents}
+		en := listItem{ID: e.ID, Node: e.Node, MCPURL: base + "/sessions/" + e.ID + "/mcp", Agents: &e.Agents}
 		if !e.Created.IsZero() {
 			en.Created = e.Created.UTC().Format(time.RFC3339)
 		}
 		all = append(all, en)
 	}
-	created := func(v any) string {
-		switch e := v.(type) {
-		case listItem:
-			return e.Created
-		case remoteListEntry:
-			return e.Created
-		}
-		return ""
-	}
-	slices.SortStableFunc(all, func(a, b any) int { return cmp.Compare(created(a), created(b)) })
+	slices.SortStableFunc(all, func(a, b listItem) int { return cmp.Compare(a.Created, b.Created) })
 	return all, ""
 }
 

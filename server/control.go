@@ -473,7 +473,7 @@ func (h *controlEndpoint) start(ctx context.Context, req *mcp.CallToolRequest) (
 type others interface {
 	place(ctx context.Context, owner session.Owner, remote string) (startAnswer, *toolFailure)
 	stop(ctx context.Context, id string, owner session.Owner, remote string) *toolFailure
-	list(ctx context.Context, owner session.Owner, base string, local []any) (all []any, note string)
+	list(ctx context.Context, owner session.Owner, base string, local []listItem) (all []listItem, note string)
 	announceNow(ctx context.Context)
 	nodeID() string
 }
@@ -490,7 +490,7 @@ func (a alone) place(ctx context.Context, owner session.Owner, remote string) (s
 func (alone) stop(context.Context, string, session.Owner, string) *toolFailure {
 	return &toolFailure{Kind: "unknown_session", Message: errUnknownSession.Error()}
 }
-func (alone) list(_ context.Context, _ session.Owner, _ string, local []any) ([]any, string) {
+func (alone) list(_ context.Context, _ session.Owner, _ string, local []listItem) ([]listItem, string) {
 	return local, ""
 }
 func (alone) announceNow(context.Context) {}
@@ -573,13 +573,17 @@ func (h *controlEndpoint) stop(ctx context.Context, req *mcp.CallToolRequest) (*
 	return jsonToolResult(map[string]any{"stopped": args.ID}), nil
 }
 
-// listItem is one session of this node in raxol_list's answer.
+// listItem is one of the caller's sessions in raxol_list's answer: one
+// this node holds, with who is attached (Attached, never nil for it), or
+// one another node holds, as the directory tells it (Agents, never nil
+// for it; Created when the directory knows it).
 type listItem struct {
 	ID       string     `json:"id"`
 	Node     string     `json:"node,omitempty"` // in a cluster
-	Created  string     `json:"created"`
+	Created  string     `json:"created,omitempty"`
 	MCPURL   string     `json:"mcp_url"`
-	Attached []attached `json:"attached"`
+	Attached []attached `json:"attached,omitzero"`
+	Agents   *int       `json:"agents,omitempty"`
 }
 
 type attached struct {
@@ -592,7 +596,7 @@ func (h *controlEndpoint) list(ctx context.Context, req *mcp.CallToolRequest) (*
 	if !ok {
 		return toolError("unauthorized", "no API key identity on this request"), nil
 	}
-	out := []any{}
+	out := []listItem{}
 	for _, se := range h.life.startedFor(owner.Key()) {
 		en := listItem{ID: se.ID, Node: h.others.nodeID(), Created: se.Created.UTC().Format(time.RFC3339), Attached: []attached{},
 			MCPURL: h.baseFor(req) + "/sessions/" + se.ID + "/mcp"}

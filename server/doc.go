@@ -60,3 +60,24 @@
 // MCP URL and token for an agent. The package example runs this app
 // (with free ports) and takes a human's and an agent's turn.
 package server
+
+// Names inside the package, one per concept (docs/ARCHITECTURE.md has
+// the file by file map):
+//   - a session is a session.Session; the lifecycle's record of one is a
+//     liveSession (lifecycle.go), the saver's a saveState (persist.go),
+//     the store's a savedRecord (snapshot.go);
+//   - one line of the resume picker is a pickerItem, of raxol_list's
+//     answer a listItem, for this node's sessions and other nodes' alike;
+//   - an SSH channel with a terminal is a conn (conn.go), one terminal
+//     of a session a terminal (terminal.go), the /mcp endpoint a
+//     controlEndpoint (control.go), a browser let into a session a
+//     viewGrant (webview.go);
+//   - why a connection ends is an endReason: the outcome counted and the
+//     line the client is told, the cause its context is cancelled with
+//     (conn.end, first cause wins) and read back with context.Cause
+//     (conn.ended); the reasons given in more than one place are
+//     sentinels in errors.go;
+//   - what single-node code asks about other nodes is an interface with
+//     a single-node default: sshElsewhere (sshAlone), others (alone),
+//     httpElsewhere (httpAlone), saverHome (standalone); the cluster node
+//     supplies the other implementation.

@@ -453,11 +453,14 @@ func addressable(v reflect.Value) reflect.Value {
 // addressable, and the function that gives the next model once it was
 // changed: for a pointer model, the model itself (changed in place); for
 // a value model, the changed copy. For reads (write false) a value model
-// is copied too, so unexported fields can be read.
+// is read where the interface holds it (readRoot), not copied.
 func rootValue(m tea.Model, write bool) (reflect.Value, func() tea.Model) {
 	rv := reflect.ValueOf(m)
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		return rv.Elem(), func() tea.Model { return m }
+	}
+	if !write {
+		return readRoot(m, rv), func() tea.Model { return m }
 	}
 	c := addressable(rv)
 	return c, func() tea.Model {
@@ -466,6 +469,24 @@ func rootValue(m tea.Model, write bool) (reflect.Value, func() tea.Model) {
 		}
 		return m
 	}
+}
+
+// readRoot returns a value model m (rv is reflect.ValueOf(m)) as an
+// addressable value to read from, without copying it: a value larger than
+// a pointer is held by the interface as a pointer to a copy of its own
+// (Go's interfaces hold only pointer-shaped values directly), which
+// nothing changes once made, so it is read there. A smaller value is
+// copied (it costs nothing). What readRoot returns must never be
+// written: a value model changes by a new copy (rootValue with write).
+func readRoot(m tea.Model, rv reflect.Value) reflect.Value {
+	if !rv.IsValid() {
+		return rv
+	}
+	if rv.Type().Size() <= unsafe.Sizeof(uintptr(0)) {
+		return addressable(rv)
+	}
+	data := (*[2]unsafe.Pointer)(unsafe.Pointer(&m))[1]
+	return reflect.NewAt(rv.Type(), data).Elem()
 }
 
 // errMoved is the error for a component that is no longer where discover
@@ -545,6 +566,29 @@ func component(m tea.Model, f found) (any, error) {
 			return errMovedPath
 		}
 		out = c.Interface()
+		return nil
+	})
+	if err != nil {
+		return nil, errMoved(f.Name)
+	}
+	return out, nil
+}
+
+// componentRef returns a pointer to the component f in m
+// (*textinput.Model, *list.Model...) to read it where it is, without
+// copying it: for reading only, and only until m changes (a value model
+// is never changed in place; a pointer model is by its next Update).
+func componentRef(m tea.Model, f found) (any, error) {
+	root, _ := rootValue(m, false)
+	var out any
+	err := at(root, f.Path, false, func(c reflect.Value) error {
+		if _, ok := componentKinds[c.Type()]; !ok {
+			return errMovedPath
+		}
+		if !c.CanAddr() {
+			c = addressable(c)
+		}
+		out = c.Addr().Interface()
 		return nil
 	})
 	if err != nil {

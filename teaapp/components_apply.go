@@ -414,9 +414,9 @@ func listTarget(l list.Model, args map[string]any) (int, error) {
 func findLabel(l list.Model, items []list.Item, label string) (int, error) {
 	want := strings.TrimSpace(label)
 	labels := make([]string, len(items))
-	d := listDelegate(l)
+	d := listDelegate(&l)
 	for i, it := range items {
-		labels[i] = itemLabel(l, d, i, it)
+		labels[i] = itemLabel(&l, d, i, it)
 		if labels[i] == want || it.FilterValue() == want {
 			return i, nil
 		}
@@ -486,7 +486,7 @@ func (a *actor) listSelect(args map[string]any, activate bool) (any, error) {
 		}
 		l = c.(list.Model)
 	}
-	label := itemLabel(l, listDelegate(l), target, l.VisibleItems()[target])
+	label := itemLabel(&l, listDelegate(&l), target, l.VisibleItems()[target])
 	r := map[string]any{"index": target, "label": label, "how": how}
 	if activate {
 		if err := a.activate(); err != nil {

@@ -43,8 +43,23 @@ const (
 
 // compState is a copy of one component's state: plain data only, no
 // pointer into the model, so it can be read on any goroutine. Which
-// fields are set depends on the kind.
+// fields are set depends on the kind. Its scalars are one comparable
+// struct (compScalars), so that telling two states apart (same) is one
+// comparison and the slices'.
 type compState struct {
+	compScalars
+	Labels  []string // list: labels of items LabelsFrom...
+	Columns []string
+	Rows    [][]string
+	// Items identifies the list's copied items (see itemKey), drawn at
+	// Width: the next copy reuses Labels while they stay the same.
+	Items []uint64
+	// filepicker: the current directory's entries (dirs end in "/").
+	Entries []string
+}
+
+// compScalars are a component's state but its slices (compState).
+type compScalars struct {
 	// textinput, textarea
 	Value       string
 	Length      int
@@ -62,13 +77,10 @@ type compState struct {
 	Index         int
 	Total         int
 	Selected      string
-	Labels        []string // list: labels of items LabelsFrom...
 	LabelsFrom    int
 	Filtering     bool
 	FilterState   string
 	Filter        string
-	Columns       []string
-	Rows          [][]string
 	Page          int
 	TotalPages    int
 	PerPage       int
@@ -84,13 +96,28 @@ type compState struct {
 	Highlighted   string
 	ActivateKey   string
 	FilterEnabled bool
-	// Items identifies the list's copied items (see itemKey) and Width
-	// the width they were drawn at: the next copy reuses Labels while
-	// they stay the same.
-	Items []uint64
-	Width int
-	// filepicker: the current directory's entries (dirs end in "/").
-	Entries []string
+	Width         int
+}
+
+// same reports whether s and o hold the same state, as reflect.DeepEqual
+// tells (a nil slice differs from an empty one; a NaN from itself).
+func (s *compState) same(o *compState) bool {
+	if s.compScalars != o.compScalars || !sameSlice(s.Labels, o.Labels) || !sameSlice(s.Columns, o.Columns) ||
+		!sameSlice(s.Items, o.Items) || !sameSlice(s.Entries, o.Entries) || (s.Rows == nil) != (o.Rows == nil) || len(s.Rows) != len(o.Rows) {
+		return false
+	}
+	for i := range s.Rows {
+		if !sameSlice(s.Rows[i], o.Rows[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSlice is slices.Equal that tells nil from empty, as
+// reflect.DeepEqual does.
+func sameSlice[T comparable](a, b []T) bool {
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
 // compWidget is one component as a widget in the tree. It is a value
@@ -144,7 +171,7 @@ func (w compWidget) SameAs(other ui.Widget) bool {
 			return false
 		}
 	}
-	return reflect.DeepEqual(w.st, o.st)
+	return w.st.same(&o.st)
 }
 
 // componentWidgets returns one widget per component that the screen
@@ -153,13 +180,22 @@ func (w compWidget) SameAs(other ui.Widget) bool {
 // widget in prev (by name) that holds the same state is returned again,
 // so the tools derived from it are kept.
 func componentWidgets(m tea.Model, comps []found, screen string, prev map[string]ui.Widget, cfg *config) []ui.Widget {
+	ws, _ := componentWidgetsFocus(m, comps, screen, prev, cfg)
+	return ws
+}
+
+// componentWidgetsFocus is componentWidgets, and the component with the
+// program's focus as focusedComponent tells it, from the same reading of
+// each component (read where it is in m, never copied whole).
+func componentWidgetsFocus(m tea.Model, comps []found, screen string, prev map[string]ui.Widget, cfg *config) ([]ui.Widget, string) {
 	var opts componentOptions
 	if cfg != nil {
 		opts = cfg.comps
 	}
 	var out []ui.Widget
+	focus := ""
 	for _, f := range comps {
-		c, err := component(m, f)
+		c, err := componentRef(m, f)
 		if err != nil {
 			continue
 		}
@@ -170,7 +206,11 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 			before = &p.st
 		}
 		w.st = snapshot(c, f, &opts, before)
-		if hadPrev && p.seen != "" && strings.Contains(screen, p.seen) && reflect.DeepEqual(p.st, w.st) {
+		if focus == "" && w.st.Focused && (f.Kind == "textinput" || f.Kind == "textarea" || f.Kind == "table") {
+			focus = f.Name
+		}
+		unchanged := hadPrev && p.kind == f.Kind && p.st.same(&w.st)
+		if unchanged && p.seen != "" && strings.Contains(screen, p.seen) {
 			w.seen = p.seen // unchanged and still there: not drawn again
 		} else {
 			ok, line := shown(c, screen)
@@ -185,13 +225,13 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 		for _, x := range opts.extraActions(f) {
 			w.extra = append(w.extra, x.spec)
 		}
-		if p, ok := prev[f.Name]; ok && w.SameAs(p) {
+		if unchanged && w.SameAs(p) {
 			out = append(out, p)
 			continue
 		}
 		out = append(out, w)
 	}
-	return out
+	return out, focus
 }
 
 // shown reports whether the screen shows the component c: one of the
@@ -199,7 +239,7 @@ func componentWidgets(m tea.Model, comps []found, screen string, prev map[string
 func shown(c any, screen string) (bool, string) {
 	var view string
 	switch c := c.(type) {
-	case textinput.Model:
+	case *textinput.Model:
 		// Its prompt and value, as it draws them when they fit, tell
 		// without drawing it (a value that scrolls is drawn below).
 		if v := c.Value(); c.EchoMode == textinput.EchoNormal && v != "" && (c.Width() <= 0 || len(v) < c.Width()) {
@@ -211,12 +251,12 @@ func shown(c any, screen string) (bool, string) {
 		if strings.TrimSpace(ansi.Strip(view)) == "" {
 			return c.Focused(), ""
 		}
-	case textarea.Model:
+	case *textarea.Model:
 		view = c.View()
 		if strings.TrimSpace(ansi.Strip(view)) == "" {
 			return c.Focused(), ""
 		}
-	case list.Model:
+	case *list.Model:
 		// Its View draws every page's dot: costly for long lists. Its
 		// title, or the selected item as its delegate draws it, tells.
 		if title := strings.TrimSpace(c.Title); c.ShowTitle() && title != "" && strings.Contains(screen, title) {
@@ -229,17 +269,17 @@ func shown(c any, screen string) (bool, string) {
 			}
 		}
 		view = c.View()
-	case table.Model:
+	case *table.Model:
 		view = c.View()
-	case viewport.Model:
+	case *viewport.Model:
 		view = c.View()
-	case paginator.Model:
+	case *paginator.Model:
 		view = c.View()
-	case filepicker.Model:
+	case *filepicker.Model:
 		view = c.View()
-	case spinner.Model:
+	case *spinner.Model:
 		view = c.View()
-	case progress.Model:
+	case *progress.Model:
 		// A program that draws with ViewAs leaves Percent at 0: look for
 		// the bar's own characters too.
 		if ok, line := onScreen(c.View(), screen); ok {
@@ -247,7 +287,7 @@ func shown(c any, screen string) (bool, string) {
 		}
 		return strings.Contains(screen, strings.Repeat(string(c.Full), 3)) ||
 			strings.Contains(screen, strings.Repeat(string(c.Empty), 3)), ""
-	case help.Model:
+	case *help.Model:
 		// help draws the bindings its program passes to View: none are
 		// stored. Its separators show it.
 		return strings.Contains(screen, strings.TrimSpace(c.ShortSeparator)) && strings.TrimSpace(c.ShortSeparator) != "", ""
@@ -292,7 +332,7 @@ func onScreen(view, screen string) (bool, string) {
 func snapshot(c any, f found, opts *componentOptions, before *compState) compState {
 	var st compState
 	switch c := c.(type) {
-	case textinput.Model:
+	case *textinput.Model:
 		v := c.Value()
 		st.Length = len([]rune(v))
 		st.Password = c.EchoMode != textinput.EchoNormal
@@ -306,7 +346,7 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 		if c.Err != nil {
 			st.Err = c.Err.Error()
 		}
-	case textarea.Model:
+	case *textarea.Model:
 		v := c.Value()
 		st.Value = v
 		st.Length = len([]rune(v))
@@ -319,7 +359,7 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 		if c.Err != nil {
 			st.Err = c.Err.Error()
 		}
-	case list.Model:
+	case *list.Model:
 		st.Title = c.Title
 		items := c.VisibleItems()
 		st.Total = len(items)
@@ -351,7 +391,7 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 			st.Selected = st.Labels[st.Index-from]
 		}
 		st.ActivateKey = opts.activateKeyName(f)
-	case table.Model:
+	case *table.Model:
 		for _, col := range c.Columns() {
 			st.Columns = append(st.Columns, col.Title)
 		}
@@ -370,7 +410,7 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 		}
 		st.Truncated = len(rows) > maxRows
 		st.ActivateKey = opts.activateKeyName(f)
-	case viewport.Model:
+	case *viewport.Model:
 		st.YOffset = c.YOffset()
 		st.Total = c.TotalLineCount()
 		st.Height = c.Height()
@@ -381,18 +421,18 @@ func snapshot(c any, f found, opts *componentOptions, before *compState) compSta
 			content, st.Truncated = strings.ToValidUTF8(content[:maxContent], ""), true
 		}
 		st.Content = ansi.Strip(content)
-	case paginator.Model:
+	case *paginator.Model:
 		st.Page, st.TotalPages, st.PerPage = c.Page, c.TotalPages, c.PerPage
-	case filepicker.Model:
+	case *filepicker.Model:
 		st.Directory = c.CurrentDirectory
 		st.Path = c.Path
 		st.Highlighted = c.HighlightedPath()
 		st.Entries = pickerEntries(c)
-	case progress.Model:
+	case *progress.Model:
 		st.Percent = roundPercent(c.Percent())
-	case help.Model:
+	case *help.Model:
 		st.ShowAll = c.ShowAll
-	case spinner.Model:
+	case *spinner.Model:
 		// Its frame changes ten times a second and means nothing.
 	}
 	return st
@@ -434,8 +474,8 @@ func sameRows(copied [][]string, rows []table.Row) bool {
 
 // pickerEntries returns the names of the entries the file picker lists
 // (an unexported field: it has no getter), directories ending in "/".
-func pickerEntries(fp filepicker.Model) []string {
-	f := addressable(reflect.ValueOf(fp)).FieldByName("files")
+func pickerEntries(fp *filepicker.Model) []string {
+	f := reflect.ValueOf(fp).Elem().FieldByName("files")
 	if !f.IsValid() {
 		return nil
 	}
@@ -462,7 +502,7 @@ func roundPercent(p float64) float64 { return math.Round(p*10000) / 10000 }
 // i of its visible items, ANSI stripped, its lines joined, without the
 // selection marks a delegate draws before the selected item; the item's
 // FilterValue when that draws nothing.
-func itemLabel(l list.Model, d list.ItemDelegate, i int, it list.Item) (label string) {
+func itemLabel(l *list.Model, d list.ItemDelegate, i int, it list.Item) (label string) {
 	defer func() {
 		if r := recover(); r != nil {
 			label = it.FilterValue()
@@ -472,7 +512,7 @@ func itemLabel(l list.Model, d list.ItemDelegate, i int, it list.Item) (label st
 	// A delegate draws the selected item differently; Render is given the
 	// list as it is, and trimLabel drops the marks.
 	if d != nil {
-		d.Render(&buf, l, i, it)
+		d.Render(&buf, *l, i, it)
 	}
 	label = strings.Join(labelLines(buf.String()), " ")
 	if label == "" {
@@ -498,7 +538,7 @@ func labelLines(drawn string) []string {
 
 // itemFirstLine is the first line the delegate d draws for the item at
 // index i, trimmed, or "".
-func itemFirstLine(l list.Model, d list.ItemDelegate, i int, it list.Item) (first string) {
+func itemFirstLine(l *list.Model, d list.ItemDelegate, i int, it list.Item) (first string) {
 	defer func() {
 		if recover() != nil {
 			first = ""
@@ -508,7 +548,7 @@ func itemFirstLine(l list.Model, d list.ItemDelegate, i int, it list.Item) (firs
 		return ""
 	}
 	var buf bytes.Buffer
-	d.Render(&buf, l, i, it)
+	d.Render(&buf, *l, i, it)
 	if parts := labelLines(buf.String()); len(parts) > 0 {
 		return parts[0]
 	}
@@ -525,9 +565,8 @@ func trimLabel(s string) string {
 
 // listDelegate returns the delegate of l (an unexported field: list has
 // SetDelegate and no getter).
-func listDelegate(l list.Model) list.ItemDelegate {
-	v := addressable(reflect.ValueOf(l))
-	f := v.FieldByName("delegate")
+func listDelegate(l *list.Model) list.ItemDelegate {
+	f := reflect.ValueOf(l).Elem().FieldByName("delegate")
 	if !f.IsValid() {
 		return nil
 	}

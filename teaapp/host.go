@@ -97,8 +97,7 @@ type host struct {
 	last     *screen
 	lastView string
 	widgets  map[string]ui.Widget
-	builds   uint64        // screens built (screen.gen)
-	readBuf  reflect.Value // the copy a value model is read through (readable)
+	builds   uint64 // screens built (screen.gen)
 }
 
 func newModel(ident ui.Identity, inner tea.Model, cfg *config) model {
@@ -362,13 +361,11 @@ func (m model) View() ui.Node {
 	h := m.h
 	v := m.inner.View()
 	content := v.Content
-	// The components are read through one addressable copy of a value
-	// model, made once here rather than once per component.
-	read := h.readable(m.inner)
-	comps := discover(read, h.cfg)
+	// The components are read where they are in the model (a value
+	// model's too: readRoot), each once.
+	comps := discover(m.inner, h.cfg)
 	plain := plainText(content)
-	widgets := componentWidgets(read, comps, plain, h.widgets, h.cfg)
-	focus := focusedComponent(read, comps)
+	widgets, focus := componentWidgetsFocus(m.inner, comps, plain, h.widgets, h.cfg)
 	mouse := v.MouseMode != tea.MouseModeNone
 	var cursor *cell
 	if v.Cursor != nil {
@@ -411,26 +408,6 @@ func (m model) View() ui.Node {
 	}
 	h.last, h.lastView = s, content
 	return *s
-}
-
-// readable returns m for reading its components: a pointer model as it
-// is, a value model as a pointer to a copy of it (whose method set is the
-// value's too), so that each read need not copy it again. The copy is
-// made into the same buffer every time (h.readBuf): what the widgets keep
-// of it is copied out of it first.
-func (h *host) readable(m tea.Model) tea.Model {
-	rv := reflect.ValueOf(m)
-	if rv.Kind() == reflect.Pointer {
-		return m
-	}
-	if !h.readBuf.IsValid() || h.readBuf.Elem().Type() != rv.Type() {
-		h.readBuf = reflect.New(rv.Type())
-	}
-	h.readBuf.Elem().Set(rv)
-	if pm, ok := h.readBuf.Interface().(tea.Model); ok {
-		return pm
-	}
-	return m
 }
 
 // noteSensitive records the components whose tools are sensitive, for the

@@ -57,6 +57,7 @@ type floodReport struct {
 	MaxG        int     // the most goroutines seen at a sample
 	WorstRatio  float64 // heap / bound at the worst sample
 	Over        int     // samples with the heap over the bound
+	GoalOver    int     // samples with the runtime's heap goal over the bound
 	OverLimit   int     // samples with the Go memory over MemoryLimit
 	Samples     int
 	MemoryLimit int64  // the limit the process ran under (GOMEMLIMIT)
@@ -317,6 +318,9 @@ func TestHeapFloodChild(t *testing.T) {
 		if s.objects > s.bound {
 			rep.Over++
 		}
+		if s.goal > s.bound {
+			rep.GoalOver++
+		}
 		if s.total > uint64(rep.MemoryLimit) {
 			rep.OverLimit++
 		}
@@ -391,7 +395,7 @@ func runFloodChild(t *testing.T, environ ...string) floodReport {
 	t.Logf("%s: peak heap %d MiB, Go memory %d MiB, most live %d MiB, highest goal %d MiB, worst heap/bound %.3f over %d samples; %d batches, %d answers; after: %d MiB, collected %d MiB (before: %d MiB)\n%+v",
 		strings.Join(environ, " "), rep.Peak>>20, rep.PeakTotal>>20, rep.MaxLive>>20, rep.MaxGoal>>20, rep.WorstRatio, rep.Samples, rep.Batches, rep.Answers,
 		rep.After>>20, rep.AfterGC>>20, rep.Baseline>>20, rep)
-	if t.Failed() || rep.Over > 0 || rep.OverLimit > 0 {
+	if t.Failed() || rep.Over > 0 || rep.GoalOver > 0 || rep.OverLimit > 0 {
 		t.Logf("samples around the worst:\n%s", strings.Join(trace, "\n"))
 	}
 	return rep
@@ -403,7 +407,8 @@ func runFloodChild(t *testing.T, environ ...string) floodReport {
 // default pacer the heap stays under gcpace.Bound (Go's own goal for what
 // the last collection found live, plus the headroom) at every sample
 // while the flood raises what is live, and comes back near where it was
-// once the flood is over and collected. With GOMEMLIMIT set, a flood of
+// once the flood is over and collected; the runtime's heap goal stays
+// under the bound too (so a faster flood would). With GOMEMLIMIT set, a flood of
 // the batches the server takes by default (16 pings, 32 in flight per
 // agent) keeps the Go memory under the limit at every sample.
 // gDescriptor is what the runtime keeps of a goroutine once it exited: its
@@ -423,6 +428,15 @@ func TestHeapBoundUnderPingFlood(t *testing.T) {
 		}
 		if rep.Over > 0 {
 			t.Errorf("the heap went past the bound at %d of %d samples (worst %.2f times it; peak %d MiB)", rep.Over, rep.Samples, rep.WorstRatio, rep.Peak>>20)
+		}
+		// Where the runtime would let the heap grow before it collects:
+		// under the bound too, so that a flood faster than this machine
+		// can send (here, under -race, a few batches a second) stays
+		// under it as well. Without the pacer's memory limit a live
+		// heap that jumps takes the goal with it (2 GiB against a bound
+		// of 0.8 here) while the heap sampled is still far below.
+		if rep.GoalOver > 0 {
+			t.Errorf("the runtime's heap goal went past the bound at %d of %d samples (highest goal %d MiB)", rep.GoalOver, rep.Samples, rep.MaxGoal>>20)
 		}
 		// The server keeps nothing of the flood: once collected, the heap
 		// is back near where it was, but for the goroutine descriptors Go

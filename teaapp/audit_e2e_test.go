@@ -234,6 +234,21 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 	if !strings.Contains(human.stderr.String(), "cannot be restored safely") {
 		t.Errorf("the human was not told why the session ended: %q", human.stderr.String())
 	}
+	// What the terminal leaves on the main screen as the session ends
+	// (the program's last view) carries none of its escapes either.
+	select {
+	case <-human.read:
+	case <-time.After(waitLong):
+		t.Fatal("the human's output did not end")
+	}
+	for _, seq := range []string{"\x1b]52", clipboardPayload, "pwned title", "\x1b[20;70H"} {
+		if strings.Contains(human.bytes(), seq) {
+			t.Errorf("%q reached the wire as the session ended", seq)
+		}
+	}
+	if !strings.Contains(human.screen(), "MOVED keys=1") {
+		t.Errorf("the program's last view is not left on the screen:\n%s", human.screen())
+	}
 	again := testkit.RunSized(t, srv.SSHAddr(), "bob", testkit.NewKey(t), "", 100, 30)
 	again.WaitFor("MOVED keys=0")
 

@@ -178,6 +178,12 @@ func TestFormExampleAcrossTerminals(t *testing.T) {
 	testkit.MustCall(t, cs, Name+".inputs_1.type_into", map[string]any{"text": "ada@example.com"})
 	owner.WaitFor("Email     ada@example.com")
 	joiner.WaitFor("Email     ada@example.com")
+	// The program is drawn at the owner's size: the smaller terminal crops
+	// it and says so; the owner's shows it whole.
+	joiner.WaitFor("the program is drawn at 100x29 (the owner's window)")
+	if strings.Contains(owner.Screen(), "the program is drawn at") {
+		t.Errorf("the owner's terminal says it crops the program:\n%s", owner.Screen())
+	}
 
 	// The password input's tools: each listed, each marked sensitive (and
 	// the name input's not: the mark tells them apart).

@@ -14,6 +14,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/tui"
 )
 
 // ---- the example over a real SSH client with a PTY and a real MCP client over HTTP ----
@@ -143,5 +144,57 @@ func TestPickerExampleOverSSHAndMCP(t *testing.T) {
 	}
 	if reason := session.EndReason(se); reason != "the app ended the session" {
 		t.Errorf("the session ended with %q, want the program's own quit", reason)
+	}
+}
+
+// An agent's activate makes the program quit: the owner is asked first.
+// Refused, the session goes on; approved, it ends, and the program's
+// goodbye is the last thing drawn.
+func TestPickerExampleAgentQuitAsksTheOwner(t *testing.T) {
+	srv := serveE2E(t, App())
+	for _, c := range []struct {
+		key  string
+		ends bool
+	}{{"n", false}, {"y", true}} {
+		human := testkit.RunSized(t, srv.SSHAddr(), "alice"+c.key, testkit.NewKey(t), "", 100, 30)
+		human.WaitFor("Which tea would you like?")
+		var se *session.Session
+		testkit.Eventually(t, waitLong, func() bool {
+			for _, s := range srv.LiveSessions() {
+				if s.Owner.User == "alice"+c.key {
+					se = s
+				}
+			}
+			return se != nil
+		}, "the session to start")
+		cs := agentE2E(t, srv, se)
+
+		res := testkit.MustCall(t, cs, Name+".list.activate", map[string]any{"label": "Rooibos"})
+		if r, _ := res["result"].(map[string]any); r == nil {
+			t.Fatalf("activate answered %v", res)
+		}
+		human.WaitFor("the app wants to quit after this agent's action")
+		if err := se.Context().Err(); err != nil {
+			t.Fatalf("the session ended (%s) before the owner answered", session.EndReason(se))
+		}
+		testkit.Eventually(t, waitLong, func() bool { return !strings.Contains(human.Screen(), tui.ArmingNote) }, "the prompt to arm")
+		human.Type(c.key)
+		if !c.ends {
+			human.WaitFor("Okay, Rooibos? Sounds good to me.")
+			time.Sleep(time.Second) // an end already decided would land by now
+			if se.Context().Err() != nil {
+				t.Fatalf("the session ended (%s) though the owner refused the quit", session.EndReason(se))
+			}
+			human.Close()
+			continue
+		}
+		human.WaitExit()
+		time.Sleep(200 * time.Millisecond) // the last bytes written are read
+		if got := lastLine(human.Screen()); got != "Okay, Rooibos? Sounds good to me." {
+			t.Errorf("the last thing drawn is %q, want the program's goodbye:\n%s", got, human.Screen())
+		}
+		if reason := session.EndReason(se); reason != "the app ended the session" {
+			t.Errorf("the session ended with %q, want the program's own quit", reason)
+		}
 	}
 }

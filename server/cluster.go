@@ -17,6 +17,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/cluster"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 )
@@ -56,9 +57,9 @@ type clusterNode struct {
 	metrics     *metrics.Metrics
 	sessions    *session.Manager
 	life        *lifecycle
-	agents      *mcpbridge.Bridge          // agents attached, for the directory
-	persist     *atomic.Pointer[persister] // the saver, set after join (nil: none)
-	admit       *admission                 // bridged connections' addresses
+	agents      *mcpbridge.Bridge            // agents attached, for the directory
+	persist     *atomic.Pointer[saver.Saver] // the saver, set after join (nil: none)
+	admit       *admission                   // bridged connections' addresses
 	httpProxies trustedProxies
 	bodyTimeout time.Duration // of a peer's control request
 	control     *controlEndpoint
@@ -276,7 +277,7 @@ func (c *clusterNode) giveUp(id string) {
 	}
 	c.log.Warn("cluster: another node claimed a session this node held; ending this node's copy without saving it",
 		"session", id)
-	c.persist.Load().abandon(se)
+	c.persist.Load().Abandon(se)
 	c.sessions.EndCause(id, session.Ended(movedReason))
 }
 
@@ -494,7 +495,7 @@ func (c *clusterNode) forward(w http.ResponseWriter, r *http.Request, home clust
 // KV bucket beside the directory's, so that any node can adopt a lost
 // node's sessions; it has as many replicas as the directory's buckets.
 func (c *clusterNode) snapshotStore() (store.Store, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), saver.StoreTimeout)
 	defer cancel()
 	return store.OpenKV(ctx, c.node.Conn(), c.node.Bucket()+"_snapshots", store.KVOptions{Replicas: c.node.Replicas()})
 }

@@ -64,8 +64,9 @@ package server
 // Names inside the package, one per concept (docs/ARCHITECTURE.md has
 // the file by file map):
 //   - a session is a session.Session; the lifecycle's record of one is a
-//     liveSession (lifecycle.go), the saver's a saveState (persist.go),
-//     the store's a savedRecord (snapshot.go);
+//     liveSession (lifecycle.go), the saver's a saveState and the store's
+//     a saver.Record (package server/internal/saver, which saving.go
+//     makes and plugs in);
 //   - one line of the resume picker is a pickerItem, of raxol_list's
 //     answer a listItem, for this node's sessions and other nodes' alike;
 //   - an SSH channel with a terminal is a conn (conn.go), one terminal
@@ -79,5 +80,5 @@ package server
 //     sentinels in errors.go;
 //   - what single-node code asks about other nodes is an interface with
 //     a single-node default: sshElsewhere (sshAlone), others (alone),
-//     httpElsewhere (httpAlone), saverHome (standalone); the cluster node
-//     supplies the other implementation.
+//     httpElsewhere (httpAlone), saver.Home (saver.Standalone); the
+//     cluster node supplies the other implementation.

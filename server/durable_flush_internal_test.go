@@ -12,6 +12,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -72,13 +73,13 @@ func (c *stallingCodec) disarm() {
 // stalledFlush runs flushes of p until one stalls after encoding the
 // marked session a (map order decides which session a flush encodes
 // first), then calls between, lets the flush finish and waits for it.
-func stalledFlush(t *testing.T, p *persister, c *stallingCodec, change func(), between func()) {
+func stalledFlush(t *testing.T, p *saver.Saver, c *stallingCodec, change func(), between func()) {
 	t.Helper()
 	for try := range 200 {
 		change()
 		c.arm()
 		done := make(chan struct{})
-		go func() { defer close(done); p.flush(context.Background()) }()
+		go func() { defer close(done); p.Flush(context.Background()) }()
 		select {
 		case <-c.stalled:
 			between()
@@ -93,20 +94,20 @@ func stalledFlush(t *testing.T, p *persister, c *stallingCodec, change func(), b
 	t.Fatal("no flush encoded the marked session before another in 200 tries")
 }
 
-func durableFlushServer(t *testing.T, c *stallingCodec) (*Server, *persister) {
+func durableFlushServer(t *testing.T, c *stallingCodec) (*Server, *saver.Saver) {
 	t.Helper()
 	srv, p := startSnapshotted(t, c.codec(), Limits{})
-	p.stop() // the flushes are the test's
+	p.Stop() // the flushes are the test's
 	return srv, p
 }
 
-func startTracked(t *testing.T, srv *Server, p *persister, text string) *session.Session {
+func startTracked(t *testing.T, srv *Server, p *saver.Saver, text string) *session.Session {
 	t.Helper()
 	se, _, err := srv.StartHeadless(session.Owner{User: "durable", KeyFingerprint: "SHA256:durable"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.track(se, false, "durable")
+	p.Track(se, false, "durable")
 	typeInto(t, se, text)
 	return se
 }
@@ -120,16 +121,16 @@ func typeInto(t *testing.T, se *session.Session, text string) {
 }
 
 // storedToken is the token hash of id's record in p's store, "" when none.
-func storedToken(t *testing.T, p *persister, id string) string {
+func storedToken(t *testing.T, p *saver.Saver, id string) string {
 	t.Helper()
-	data, err := p.store.Get(context.Background(), id)
+	data, err := p.Store().Get(context.Background(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		return ""
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := decodeSaved(data)
+	r, err := saver.DecodeRecord(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,12 +173,12 @@ func TestDurableFlushNeverUndoesARotation(t *testing.T) {
 	}
 	// The next flush saves the marked session's model change under the
 	// new token: it is not left unsaved either.
-	p.flush(context.Background())
-	data, err := p.store.Get(context.Background(), a.ID)
+	p.Flush(context.Background())
+	data, err := p.Store().Get(context.Background(), a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r savedRecord
+	var r saver.Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -225,11 +226,11 @@ func TestDurableFlushNeverUndoesAPause(t *testing.T) {
 	b := startTracked(t, srv, p, "other")
 	n := 0
 	paused := func() bool {
-		data, err := p.store.Get(context.Background(), a.ID)
+		data, err := p.Store().Get(context.Background(), a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := decodeSaved(data)
+		r, err := saver.DecodeRecord(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,10 +264,10 @@ func BenchmarkDurableSave(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.track(se, false, "bench")
+	p.Track(se, false, "bench")
 	b.ResetTimer()
 	for range b.N {
-		if err := p.save(se); err != nil {
+		if err := p.Save(se); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/store"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -30,16 +31,16 @@ func TestDurableHeadlessStartAndStop(t *testing.T) {
 	for range 3 {
 		started := testkit.MustCall(t, ctl, "raxol_start", nil)
 		id, token := started["id"].(string), started["token"].(string)
-		data, err := p.store.Get(context.Background(), id)
+		data, err := p.Store().Get(context.Background(), id)
 		if err != nil {
 			t.Fatalf("raxol_start answered and the store has no record: %v", err)
 		}
-		r, err := decodeSaved(data)
+		r, err := saver.DecodeRecord(data)
 		if err != nil || r.TokenSHA256 != hashOf(token) || r.StartedBy == "" {
 			t.Fatalf("raxol_start answered and the record is %+v (%v)", r, err)
 		}
 		testkit.MustCall(t, ctl, "raxol_stop", map[string]any{"id": id})
-		if _, err := p.store.Get(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
+		if _, err := p.Store().Get(context.Background(), id); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("raxol_stop answered and the store still has the record: %v", err)
 		}
 	}

@@ -40,21 +40,6 @@ var errPeerFailed = errors.New("the peer node gave no usable answer")
 // not prove it holds the cluster's peer key.
 var errNotAPeer = errors.New("the server did not prove it is a node of this cluster")
 
-// errFenced marks a write refused because the session is not this
-// node's to write now.
-var errFenced = errors.New("not this node's to write")
-
-// errExpired and errHeldByPeer are decodeRecord's reasons not to restore
-// a record that are no failure of the record.
-var (
-	errExpired    = errors.New("saved session older than the resume grace")
-	errHeldByPeer = errors.New("a live peer holds the session")
-)
-
-// errAbandoned is what a change to a copy this node gave up is answered
-// with.
-var errAbandoned = errors.New("this node no longer holds the session: it moved to another node")
-
 // errUnknownSession is the one answer for a session that does not exist,
 // has ended, or is someone else's.
 var errUnknownSession = errors.New("no such session among yours (it may have ended)")

@@ -16,12 +16,9 @@ func (s *Server) SSHConnections() int { return s.admit.open() }
 // nothing, and its HTTP and SSH listeners close. The rest of the server
 // is left for the test's cleanup.
 func (s *Server) KillCluster() {
-	if p := s.persist.Load(); p != nil {
-		p.stop() // a dead node saves nothing more
-		p.mu.Lock()
-		p.draining = true // nor deletes what its sessions' ends would
-		p.mu.Unlock()
-	}
+	// A dead node saves nothing more, nor deletes what its sessions'
+	// ends would.
+	s.persist.Load().Halt()
 	s.cluster.close()
 	s.mu.Lock()
 	httpLn, sshLn := s.httpLn, s.sshLn
@@ -49,7 +46,7 @@ func (o *MCPOptions) SetKeepAlive(d time.Duration) { o.keepAlive = d }
 
 // SaveHeadless has the saver track a session StartHeadless started, as
 // raxol_start's are (a benchmark's session, saved like an agent's).
-func (s *Server) SaveHeadless(se *session.Session) { s.persist.Load().track(se, false, "bench") }
+func (s *Server) SaveHeadless(se *session.Session) { s.persist.Load().Track(se, false, "bench") }
 
 // Sessions is the registry of live sessions, for the server's own tests
 // (not in the public API: a caller of server gets Session and
@@ -59,15 +56,5 @@ func (s *Server) Sessions() *session.Manager { return s.sessions }
 // SavedVersion is the dispatcher version of session id's model that the
 // saver last stored, and whether it stored any.
 func (s *Server) SavedVersion(id string) (uint64, bool) {
-	p := s.persist.Load()
-	if p == nil {
-		return 0, false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	t, ok := p.tracked[id]
-	if !ok || !t.stored {
-		return 0, false
-	}
-	return t.version, true
+	return s.persist.Load().SavedVersion(id)
 }

@@ -160,12 +160,13 @@ func (l *lifecycle) add(se *session.Session) (*liveSession, bool) {
 	return ls, true
 }
 
-// restore registers a session brought back from its snapshot (r): one an
-// SSH login started waits, detached, for its owner for the resume grace
-// (counted from now: its owner needs the time to come back); one
-// raxol_start started is reaped when idle. It returns false when the
+// restore registers a session the saver brought back from its snapshot
+// (its saver.RestoreFunc): one an SSH login started (sshOwned) waits,
+// detached, for its owner for the resume grace (counted from now: its
+// owner needs the time to come back); one raxol_start started
+// (startedBy) is reaped when idle. It returns false when the
 // server is shutting down or the session ended.
-func (l *lifecycle) restore(se *session.Session, r *savedRecord) bool {
+func (l *lifecycle) restore(se *session.Session, sshOwned bool, startedBy string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, live := l.registry.Get(se.ID); !live || l.closed {
@@ -174,9 +175,9 @@ func (l *lifecycle) restore(se *session.Session, r *savedRecord) bool {
 	if _, ok := l.sessions[se.ID]; ok {
 		return false
 	}
-	ls := &liveSession{se: se, sshOwned: r.SSHOwned, startedBy: r.StartedBy}
+	ls := &liveSession{se: se, sshOwned: sshOwned, startedBy: startedBy}
 	l.sessions[se.ID] = ls
-	if r.SSHOwned {
+	if sshOwned {
 		ls.detachedAt = time.Now()
 		ls.gen++
 		gen := ls.gen
@@ -186,7 +187,7 @@ func (l *lifecycle) restore(se *session.Session, r *savedRecord) bool {
 			l.expire(ls, gen)
 		})
 	}
-	if r.StartedBy != "" {
+	if startedBy != "" {
 		ls.reap = &reaper{active: time.Now(), version: se.Dispatcher.Snapshot().Version, input: se.LastInput()}
 		l.armReapLocked(ls)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/demo"
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -26,18 +27,18 @@ func BenchmarkSnapshotFlush(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			srv, p := startSnapshotted(b, JSONCodec[demo.Model](1), Limits{MaxSessionsPerUser: n + 1})
-			p.stop() // flushes are the benchmark's
+			p.Stop() // flushes are the benchmark's
 			ses := make([]*session.Session, n)
 			for i := range ses {
 				se, _, err := srv.StartHeadless(session.Owner{User: "bench"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				p.track(se, false, "bench")
+				p.Track(se, false, "bench")
 				ses[i] = se
 			}
 			ctx := context.Background()
-			p.flush(ctx) // the first save of each
+			p.Flush(ctx) // the first save of each
 			bytes0 := testutil.ToFloat64(srv.metrics.SnapshotBytes)
 			saves0 := testutil.ToFloat64(srv.metrics.SnapshotsSaved)
 			b.ResetTimer()
@@ -50,7 +51,7 @@ func BenchmarkSnapshotFlush(b *testing.B) {
 					}
 				}
 				start := time.Now()
-				p.flush(ctx)
+				p.Flush(ctx)
 				spent += time.Since(start)
 			}
 			saves := testutil.ToFloat64(srv.metrics.SnapshotsSaved) - saves0
@@ -68,7 +69,7 @@ func BenchmarkSnapshotFlush(b *testing.B) {
 // the saver's tick an hour apart (the test's or benchmark's saves and
 // flushes are the only ones), HTTP on loopback; it is shut down at
 // cleanup.
-func startSnapshotted(tb testing.TB, codec *SnapshotCodec, limits Limits) (*Server, *persister) {
+func startSnapshotted(tb testing.TB, codec *SnapshotCodec, limits Limits) (*Server, *saver.Saver) {
 	tb.Helper()
 	app := App{Name: demo.Name, New: func(ui.Identity) ui.Model { return demo.New() },
 		Projections: demo.Projections(), ToolPolicy: demo.ToolPolicy(), ReadPolicy: demo.ReadPolicy(),

@@ -42,7 +42,7 @@ func TestSnapshotHeadlessSessionSurvivesRestart(t *testing.T) {
 		t.Fatalf("search after the restart: %v", got)
 	}
 	testkit.MustCall(t, control(t, srv, keyA), "raxol_stop", map[string]any{"id": id})
-	if srv.persist.Load().tracking(id) {
+	if srv.persist.Load().IsTracked(id) {
 		t.Fatal("the saver still tracks the stopped session")
 	}
 	if err := srv.Shutdown(context.Background()); err != nil {
@@ -62,12 +62,4 @@ func containsID(list map[string]any, id string) bool {
 		}
 	}
 	return false
-}
-
-// tracking reports whether session id is being saved.
-func (p *persister) tracking(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.tracked[id]
-	return ok
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/guard"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/metrics"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -118,7 +119,7 @@ type Server struct {
 
 	// persist saves sessions for an app with a codec (nil: not saved);
 	// set by StartOn, read by the manager's OnEnd on any goroutine.
-	persist atomic.Pointer[persister]
+	persist atomic.Pointer[saver.Saver]
 
 	wg sync.WaitGroup // Serve goroutines and session handlers
 
@@ -199,7 +200,7 @@ func New(app App, opts Options) (*Server, error) {
 		OnEnd: func(se *session.Session) {
 			s.bridge.SessionEnded(se.ID)
 			s.life.sessionEnded(se)
-			s.persist.Load().ended(se)
+			s.persist.Load().Ended(se)
 		},
 		OnCloseTerminal: func(se *session.Session, id, reason string) { s.life.closeTerminal(se, id, reason) },
 		Dispatcher: &dispatcher.Options{
@@ -438,7 +439,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	}
 	defer func() {
 		if !s.started && p != nil {
-			_ = p.close(context.Background(), false)
+			_ = p.Close(context.Background(), false)
 		}
 	}()
 	var metricsLn net.Listener
@@ -458,7 +459,7 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 	// Saved sessions come back before anyone can ask for them.
 	s.persist.Store(p)
 	if p != nil {
-		s.life.observe(p)
+		s.life.observe(saverObserver{p})
 	}
 	if s.cluster != nil {
 		s.life.observe(s.cluster)
@@ -467,8 +468,8 @@ func (s *Server) StartOn(sshLn, httpLn net.Listener) error {
 		s.httpOthers = s.cluster
 	}
 	s.cluster.adoptSnapshots(p)
-	p.restoreAll(context.Background())
-	p.start()
+	p.RestoreAll(context.Background())
+	p.Start()
 	s.sshLn, s.httpLn, s.metricsLn, s.started = sshLn, httpLn, metricsLn, true
 	s.readiness.Store(readyStarting)
 	if httpLn != nil {
@@ -733,7 +734,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	// Save every session first: those that end from here on keep their
 	// snapshots and come back at the next start.
-	s.persist.Load().beginDrain(ctx)
+	s.persist.Load().BeginDrain(ctx)
 	var tell sync.WaitGroup
 	for _, p := range progs {
 		tell.Go(func() {
@@ -774,7 +775,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// On a single node, what changed during the drain is saved too; in a
 	// cluster the node has left the directory, and peers may already be
 	// adopting its sessions.
-	if err := s.persist.Load().close(ctx, s.cluster == nil); err != nil {
+	if err := s.persist.Load().Close(ctx, s.cluster == nil); err != nil {
 		errs = append(errs, err)
 	}
 	s.cluster.close()

@@ -1,13 +1,11 @@
 package server
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/store"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -99,55 +97,4 @@ type SnapshotOptions struct {
 	// cluster the cluster's JetStream KV, so that any node can adopt a
 	// lost node's sessions. A Store given here is closed by Shutdown.
 	Store store.Store
-}
-
-// savedFormat is the version of the record below.
-const savedFormat = 1
-
-// savedRecord is what the store holds for one session: the server's
-// record (what session.Saved has, and how the session was started) around
-// the model the app's codec encoded.
-type savedRecord struct {
-	Format int    `json:"format"`
-	App    string `json:"app"`
-	// Version is the app codec's version that wrote Model.
-	Version     int              `json:"version"`
-	ID          string           `json:"id"`
-	TokenSHA256 string           `json:"token_sha256"`
-	Owner       session.Owner    `json:"owner"`
-	Created     time.Time        `json:"created"`
-	Activity    []session.Action `json:"activity,omitempty"`
-	// Control is what the human let agents do (paused, focus only);
-	// records written before it was saved have none: not restricted.
-	Control session.Control `json:"control"`
-	// SSHOwned is set for a session an SSH login started (restored
-	// detached, for its owner to resume); StartedBy for one raxol_start
-	// started (the owner key of its API key).
-	SSHOwned  bool      `json:"ssh_owned,omitempty"`
-	StartedBy string    `json:"started_by,omitempty"`
-	Node      string    `json:"node,omitempty"`
-	SavedAt   time.Time `json:"saved_at"`
-	Model     []byte    `json:"model"`
-}
-
-func (r *savedRecord) saved() (session.Saved, error) {
-	var sv session.Saved
-	h, err := hex.DecodeString(r.TokenSHA256)
-	if err != nil || len(h) != len(sv.TokenHash) {
-		return sv, errors.New("bad token hash")
-	}
-	copy(sv.TokenHash[:], h)
-	sv.ID, sv.Owner, sv.Created, sv.Activity, sv.Control = r.ID, r.Owner, r.Created, r.Activity, r.Control
-	return sv, nil
-}
-
-func decodeSaved(data []byte) (*savedRecord, error) {
-	var r savedRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("record: %w", err)
-	}
-	if r.Format != savedFormat {
-		return nil, fmt.Errorf("record format %d, this server reads %d", r.Format, savedFormat)
-	}
-	return &r, nil
 }

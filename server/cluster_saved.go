@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
-	"github.com/raxol-ssh/raxol-ssh/session"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
 	"github.com/raxol-ssh/raxol-ssh/store"
 )
 
@@ -26,16 +26,16 @@ import (
 
 // adoptSnapshots registers the handover of saved sessions with the
 // cluster; called by StartOn when the node saves sessions.
-func (c *clusterNode) adoptSnapshots(p *persister) {
+func (c *clusterNode) adoptSnapshots(p *saver.Saver) {
 	if c == nil || p == nil {
 		return
 	}
-	c.node.KeepOnDrain(p.isStored)
+	c.node.KeepOnDrain(p.IsStored)
 	c.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) {
 		ctx := context.Background() // every call below has its own timeout
 		for _, e := range orphans {
-			gctx, cancel := context.WithTimeout(ctx, storeTimeout)
-			_, err := p.store.Get(gctx, e.ID)
+			gctx, cancel := context.WithTimeout(ctx, saver.StoreTimeout)
+			_, err := p.Store().Get(gctx, e.ID)
 			cancel()
 			switch {
 			case errors.Is(err, store.ErrNotFound):
@@ -48,7 +48,7 @@ func (c *clusterNode) adoptSnapshots(p *persister) {
 				continue
 			}
 			entry := e
-			adopted := p.restoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *savedRecord) bool {
+			adopted := p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
 				_, err := c.node.Claim(ctx, entry)
 				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
 					c.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
@@ -67,7 +67,7 @@ func (c *clusterNode) adoptSnapshots(p *persister) {
 
 // mayClaim reports whether this node may take the session r saved: not
 // when its home is a live peer (it holds it).
-func (c *clusterNode) mayClaim(r *savedRecord) bool {
+func (c *clusterNode) mayClaim(r *saver.Record) bool {
 	if c == nil || r.Node == "" || r.Node == c.node.ID() {
 		return true
 	}
@@ -81,7 +81,7 @@ func (c *clusterNode) mayClaim(r *savedRecord) bool {
 
 // claimSaved is restoreAll's claim: nil on a single node (every saved
 // session is its own); in a cluster a create of the session's entry.
-func (c *clusterNode) claimSaved(ctx context.Context, r *savedRecord) bool {
+func (c *clusterNode) claimSaved(ctx context.Context, r *saver.Record) bool {
 	if c == nil {
 		return true
 	}
@@ -98,35 +98,4 @@ func (c *clusterNode) unclaim(ctx context.Context, id string) {
 		return
 	}
 	_ = c.node.Forget(ctx, id)
-}
-
-// isStored reports whether a record of session id is in the store.
-func (p *persister) isStored(id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	t, ok := p.tracked[id]
-	return ok && t.stored
-}
-
-// abandon stops saving se without deleting its record: another node
-// claimed the session, and the record is the winner's now. Called before
-// se is ended (ended then finds nothing to delete); a write already under
-// way finishes first (p.writing).
-func (p *persister) abandon(se *session.Session) {
-	if p == nil {
-		return
-	}
-	p.writing.Lock()
-	p.mu.Lock()
-	if t, ok := p.tracked[se.ID]; ok && t.se == se {
-		delete(p.tracked, se.ID)
-	}
-	delete(p.deletes, se.ID)
-	p.mu.Unlock()
-	p.forget(se.ID)
-	p.writing.Unlock()
-	se.SetSaver(nil)
-	// A change still folded into this copy is not the session's: it
-	// is answered as not saved.
-	se.SetCommitter(func(context.Context, uint64) error { return errAbandoned })
 }

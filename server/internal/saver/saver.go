@@ -1,4 +1,4 @@
-package server
+package saver
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,35 +18,36 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
-// storeTimeout bounds one store operation of the saver.
-const storeTimeout = 5 * time.Second
+// StoreTimeout bounds one store operation of the saver.
+const StoreTimeout = 5 * time.Second
 
-// persister saves the sessions that can come back (SSH-owned ones with a
+// Saver saves the sessions that can come back (SSH-owned ones with a
 // key and a resume grace, and those raxol_start started) to the snapshot
 // store. What the record holds about who may act in a session is saved
 // before it is acknowledged: a session is written before its token is
 // first given out (the session's saver, called when its owner opens the
-// attach panel; saveStarted before raxol_start answers), again when its
+// attach panel; SaveStarted before raxol_start answers), again when its
 // token is rotated or what agents may do changes (the saver, before the
 // new token or the pause is shown), and its record is deleted when it
-// ends (ended, before the end is reported). Everything else (the model,
+// ends (Ended, before the end is reported). Everything else (the model,
 // the activity log) is saved at most once per Every per session, and at
 // once when the server drains. It is the one writer of the store. Its
-// goroutine (run) is started by start and stopped by beginDrain or close.
-type persister struct {
-	// What it uses of the server, fixed at creation.
+// goroutine (run) is started by Start and stopped by BeginDrain or Close.
+// A nil *Saver saves nothing: every method does nothing on it.
+type Saver struct {
+	// What it uses of the server, fixed at creation (Config).
 	app         string // the app's name, in every record
 	resumeGrace time.Duration
 	registry    *session.Manager // where restored sessions go
-	life        *lifecycle       // which owns them then
+	restore     RestoreFunc      // who owns them then
 	panics      *guard.Reporter  // the codec is the app's code
 	log         *slog.Logger
 	metrics     *metrics.Metrics
-	// home is what it asks the cluster about a session's home: standalone
-	// on a single node, the cluster node in a cluster.
-	home saverHome
+	// home is what it asks about a session's home: Standalone on a single
+	// node, the cluster node in a cluster.
+	home Home
 
-	codec *SnapshotCodec
+	codec Codec
 	store store.Store
 	every time.Duration
 	max   int
@@ -100,59 +100,68 @@ type access struct {
 
 func accessOf(se *session.Session) access { return access{se.TokenHash(), se.Control()} }
 
-// openSnapshots opens the snapshot store for an app with a codec, or
-// returns nil when sessions are not saved.
-func (s *Server) openSnapshots() (*persister, error) {
-	o := s.opts.Snapshots
-	if s.app.Snapshots == nil || o.Disabled {
-		if o.Store != nil {
-			_ = o.Store.Close()
-		}
-		return nil, nil
-	}
-	st := o.Store
-	if st == nil {
-		var err error
-		field := "Options.DataDir"
-		if s.cluster != nil {
-			field = "Options.Cluster.NATSURL"
-			st, err = s.cluster.snapshotStore()
-		} else {
-			st, err = store.OpenBolt(filepath.Join(s.opts.DataDir, SnapshotFileName), store.BoltOptions{})
-		}
-		if err != nil {
-			return nil, s.opts.optionError(field, fmt.Errorf("snapshot store: %w", err))
-		}
-	}
-	var home saverHome = standalone{}
-	if s.cluster != nil {
-		home = s.cluster
-	}
-	p := &persister{
-		app: s.app.Name, resumeGrace: s.opts.SSH.ResumeGrace, registry: s.sessions, life: s.life,
-		panics: s.panics, log: s.log, metrics: s.metrics, home: home,
-		codec: s.app.Snapshots, store: st,
-		every: o.Every, max: o.MaxBytes,
+// RestoreFunc hands a session brought back from its record to the one
+// that owns sessions (the server's lifecycle): sshOwned ones come back
+// detached, for their owner; startedBy ones as raxol_start's. It reports
+// false when it cannot take the session (the server stops, or the id is
+// taken): the saver then ends it.
+type RestoreFunc func(se *session.Session, sshOwned bool, startedBy string) bool
+
+// Config is what a Saver is made with.
+type Config struct {
+	App         string           // the app's name, in every record
+	ResumeGrace time.Duration    // how long a detached session waits for its owner
+	Registry    *session.Manager // where restored sessions go
+	Restore     RestoreFunc      // who owns them then
+	Panics      *guard.Reporter  // the codec is the app's code
+	Log         *slog.Logger
+	Metrics     *metrics.Metrics
+	// Home is what the saver asks about a session's home; nil means
+	// Standalone. In a cluster a store that is Conditional is written
+	// fenced (store.Fenced), and an agent's change is answered once the
+	// record holding it is written (the session's committer).
+	Home     Home
+	Codec    Codec
+	Store    store.Store
+	Every    time.Duration // how often at most a session's changes are saved
+	MaxBytes int           // the largest record saved
+}
+
+// New makes a saver; Start runs it.
+func New(c Config) *Saver {
+	p := &Saver{
+		app: c.App, resumeGrace: c.ResumeGrace, registry: c.Registry, restore: c.Restore,
+		panics: c.Panics, log: c.Log, metrics: c.Metrics, home: c.Home,
+		codec: c.Codec, store: c.Store,
+		every: c.Every, max: c.MaxBytes,
 		tracked: map[string]*saveState{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
 		wake: make(chan struct{}, 1),
 	}
-	if c, ok := st.(store.Conditional); ok && s.cluster != nil {
-		p.fence = store.NewFenced(c)
-		p.store = p.fence
+	if p.home == nil {
+		p.home = Standalone{}
 	}
-	return p, nil
+	if cs, ok := c.Store.(store.Conditional); ok {
+		if _, alone := p.home.(Standalone); !alone {
+			p.fence = store.NewFenced(cs)
+			p.store = p.fence
+		}
+	}
+	return p
 }
 
-// describe is the posture's word on saving.
-func (p *persister) describe() string {
+// Store is the store the saver writes (fenced in a cluster).
+func (p *Saver) Store() store.Store { return p.store }
+
+// Describe is the posture's word on saving.
+func (p *Saver) Describe() string {
 	if p == nil {
 		return "off"
 	}
 	return fmt.Sprintf("%s (codec v%d, every %s, max %d bytes)", p.store.Describe(), p.codec.Version, p.every, p.max)
 }
 
-// start runs the saver.
-func (p *persister) start() {
+// Start runs the saver.
+func (p *Saver) Start() {
 	if p == nil {
 		return
 	}
@@ -161,7 +170,7 @@ func (p *persister) start() {
 	go p.run(ctx)
 }
 
-func (p *persister) run(ctx context.Context) {
+func (p *Saver) run(ctx context.Context) {
 	defer close(p.done)
 	t := time.NewTicker(p.every)
 	defer t.Stop()
@@ -170,7 +179,7 @@ func (p *persister) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			p.flush(ctx)
+			p.Flush(ctx)
 			p.giveUpLost()
 		case <-p.wake:
 			p.giveUpLost()
@@ -182,7 +191,7 @@ func (p *persister) run(ctx context.Context) {
 // id with store.ErrConflict (another node wrote its record since: it
 // adopted the session), for run to give it up; it reports whether err is
 // that. Called with p.writing held, so the giving up waits for run.
-func (p *persister) conflicted(id string, err error) bool {
+func (p *Saver) conflicted(id string, err error) bool {
 	if !errors.Is(err, store.ErrConflict) {
 		return false
 	}
@@ -201,7 +210,7 @@ func (p *persister) conflicted(id string, err error) bool {
 // giveUpLost ends this node's copy of every session another node wrote
 // the record of (conflicted), without saving it: as when its directory
 // entry shows another node claimed it.
-func (p *persister) giveUpLost() {
+func (p *Saver) giveUpLost() {
 	p.mu.Lock()
 	ids := make([]string, 0, len(p.lost))
 	for id := range p.lost {
@@ -210,20 +219,20 @@ func (p *persister) giveUpLost() {
 	clear(p.lost)
 	p.mu.Unlock()
 	for _, id := range ids {
-		p.home.giveUp(id)
+		p.home.GiveUp(id)
 	}
 }
 
 // forget drops what the fence remembers of session id: this node no
 // longer writes its record.
-func (p *persister) forget(id string) {
+func (p *Saver) forget(id string) {
 	if p.fence != nil {
 		p.fence.Forget(id)
 	}
 }
 
-// stop ends the saver and waits for it.
-func (p *persister) stop() {
+// Stop ends the saver and waits for it.
+func (p *Saver) Stop() {
 	if p == nil || p.cancel == nil {
 		return
 	}
@@ -231,9 +240,9 @@ func (p *persister) stop() {
 	<-p.done
 }
 
-// track starts saving se. sshOwned sessions come back detached, for their
+// Track starts saving se. sshOwned sessions come back detached, for their
 // owner; startedBy ones as raxol_start's.
-func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) {
+func (p *Saver) Track(se *session.Session, sshOwned bool, startedBy string) {
 	if p == nil {
 		return
 	}
@@ -257,65 +266,26 @@ func (p *persister) track(se *session.Session, sshOwned bool, startedBy string) 
 // hook makes p se's saver, and in a cluster its committer: an agent's
 // change is answered once the record holds it (commit), as the node that
 // adopts the session restores that record.
-func (p *persister) hook(se *session.Session) {
-	se.SetSaver(func() error { return p.save(se) })
-	if _, alone := p.home.(standalone); !alone {
+func (p *Saver) hook(se *session.Session) {
+	se.SetSaver(func() error { return p.Save(se) })
+	if _, alone := p.home.(Standalone); !alone {
 		se.SetCommitter(func(ctx context.Context, v uint64) error { return p.commit(ctx, se, v) })
 	}
 }
 
-// saverHome is what the saver asks about a session's home (the cluster
-// node in a cluster; standalone on a single node): whether this node may
-// write it now (fenced), to give up a session another node took
-// (giveUp), whether and how to claim a saved one it restores (mayClaim,
-// claimSaved, unclaim), and this node's name (id).
-type saverHome interface {
-	fenced(id string) error
-	giveUp(id string)
-	mayClaim(r *savedRecord) bool
-	claimSaved(ctx context.Context, r *savedRecord) bool
-	unclaim(ctx context.Context, id string)
-	id() string
-}
-
-// standalone is a single node: it holds every session it saves.
-type standalone struct{}
-
-var (
-	_ saverHome = standalone{}
-	_ saverHome = (*clusterNode)(nil)
-)
-
-func (standalone) fenced(string) error                           { return nil }
-func (standalone) giveUp(string)                                 {}
-func (standalone) mayClaim(*savedRecord) bool                    { return true }
-func (standalone) claimSaved(context.Context, *savedRecord) bool { return true }
-func (standalone) unclaim(context.Context, string)               {}
-func (standalone) id() string                                    { return "" }
-
-// The saver observes the lifecycle (sessionObserver): it saves what it
-// owns, and the session raxol_start hands out before its token goes.
-func (p *persister) sessionOwned(se *session.Session, sshOwned bool, startedBy string) {
-	p.track(se, sshOwned, startedBy)
-}
-func (p *persister) sessionHandedOut(se *session.Session) { p.saveStarted(se) }
-func (p *persister) sessionsChanged()                     {}
-
-var _ sessionObserver = (*persister)(nil)
-
-// saveStarted saves a session raxol_start just started before its caller
+// SaveStarted saves a session raxol_start just started before its caller
 // is given its token: a crash at any moment after cannot lose it. A
 // session that cannot be saved runs on unsaved (logged by save).
-func (p *persister) saveStarted(se *session.Session) {
+func (p *Saver) SaveStarted(se *session.Session) {
 	if p == nil {
 		return
 	}
-	_ = p.save(se)
+	_ = p.Save(se)
 }
 
 // restored tracks se, restored from a record that is in the store and up
 // to date.
-func (p *persister) restored(se *session.Session, r *savedRecord) {
+func (p *Saver) restored(se *session.Session, r *Record) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tracked[se.ID] = &saveState{
@@ -325,13 +295,13 @@ func (p *persister) restored(se *session.Session, r *savedRecord) {
 	p.hook(se)
 }
 
-// ended forgets a session that ended and deletes its record before it
+// Ended forgets a session that ended and deletes its record before it
 // returns (the manager's OnEnd runs before the end is reported): a crash
 // cannot bring back a session its owner quit or raxol_stop stopped, nor
 // its token. A delete the store refuses is retried by the next flush.
 // While the server drains, ended sessions keep their records (they end
 // because the server stops, and come back when it starts again).
-func (p *persister) ended(se *session.Session) {
+func (p *Saver) Ended(se *session.Session) {
 	if p == nil {
 		return
 	}
@@ -359,14 +329,14 @@ func (p *persister) ended(se *session.Session) {
 // deleteNow deletes the record of session id, unless it came back (a
 // restore under the same id); one the store refuses is retried by the
 // next flush. p.writing is held.
-func (p *persister) deleteNow(ctx context.Context, id string) {
+func (p *Saver) deleteNow(ctx context.Context, id string) {
 	p.mu.Lock()
 	_, back := p.tracked[id]
 	p.mu.Unlock()
 	if back {
 		return
 	}
-	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	err := p.store.Delete(octx, id)
 	cancel()
 	if errors.Is(err, store.ErrConflict) {
@@ -383,7 +353,7 @@ func (p *persister) deleteNow(ctx context.Context, id string) {
 	}
 }
 
-// save writes se's record now, unless the store has it with the same
+// Save writes se's record now, unless the store has it with the same
 // token and control already, and returns once the store has it (a bbolt
 // commit is fsynced; a JetStream KV put is acknowledged by the server):
 // the session's saver, and the first save of a session. A session that is
@@ -391,7 +361,7 @@ func (p *persister) deleteNow(ctx context.Context, id string) {
 // the record cannot be written the old one is deleted if it can be, so
 // that it cannot bring back a token the human revoked; the session runs
 // unsaved until a flush succeeds.
-func (p *persister) save(se *session.Session) error {
+func (p *Saver) Save(se *session.Session) error {
 	p.writing.Lock()
 	defer p.writing.Unlock()
 	p.mu.Lock()
@@ -403,7 +373,7 @@ func (p *persister) save(se *session.Session) error {
 	}
 	err := p.put(context.Background(), t)
 	if err != nil && !errors.Is(err, errFenced) && !errors.Is(err, store.ErrConflict) {
-		octx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		octx, cancel := context.WithTimeout(context.Background(), StoreTimeout)
 		derr := p.store.Delete(octx, se.ID)
 		cancel()
 		p.mu.Lock()
@@ -423,7 +393,7 @@ func (p *persister) save(se *session.Session) error {
 // session share a write: the first writes what is folded by then, and
 // the others find their version in it. A session that is not saved (it
 // could never come back) has nothing to commit.
-func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) error {
+func (p *Saver) commit(ctx context.Context, se *session.Session, v uint64) error {
 	p.writing.Lock()
 	defer p.writing.Unlock()
 	p.mu.Lock()
@@ -438,9 +408,9 @@ func (p *persister) commit(ctx context.Context, se *session.Session, v uint64) e
 
 // put writes t's record now and remembers what it holds; p.writing is
 // held. It refuses a session that is not this node's to write (fencing).
-func (p *persister) put(ctx context.Context, t *saveState) error {
+func (p *Saver) put(ctx context.Context, t *saveState) error {
 	se := t.se
-	if err := p.home.fenced(se.ID); err != nil {
+	if err := p.home.Fenced(se.ID); err != nil {
 		// Not this node's to write now: the record may be another node's.
 		return fmt.Errorf("session snapshot %s: %w: %w", se.ID, errFenced, err)
 	}
@@ -449,7 +419,7 @@ func (p *persister) put(ctx context.Context, t *saveState) error {
 	if err != nil {
 		return err
 	}
-	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	err = p.store.Put(octx, se.ID, data)
 	cancel()
 	if err != nil {
@@ -467,9 +437,9 @@ func (p *persister) put(ctx context.Context, t *saveState) error {
 	return nil
 }
 
-// flush saves every tracked session that changed since it was last
+// Flush saves every tracked session that changed since it was last
 // saved, and deletes the records of ended ones whose delete failed.
-func (p *persister) flush(ctx context.Context) {
+func (p *Saver) Flush(ctx context.Context) {
 	type job struct {
 		t                 *saveState
 		version, activity uint64
@@ -516,7 +486,7 @@ func (p *persister) flush(ctx context.Context) {
 			// Fencing: a session another node claimed, or any while this
 			// node's lease lapsed, is not written (kept for a later flush).
 			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access &&
-				p.home.fenced(j.t.se.ID) == nil {
+				p.home.Fenced(j.t.se.ID) == nil {
 				cur = append(cur, j)
 			}
 		}
@@ -547,7 +517,7 @@ const saveBatch = 256
 
 // write saves recs, in one transaction when the store can (one fsync for
 // a second's changes of many sessions), and reports which were saved.
-func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
+func (p *Saver) write(ctx context.Context, recs []store.Record) []bool {
 	ok := make([]bool, len(recs))
 	if len(recs) == 0 {
 		return ok
@@ -557,7 +527,7 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 		p.metrics.SnapshotsSaved.Inc()
 		p.metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
 	}
-	octx, cancel := context.WithTimeout(ctx, storeTimeout)
+	octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	if b, batches := p.store.(store.Batcher); batches && len(recs) > 1 {
 		if err := b.PutMany(octx, recs); err != nil {
@@ -587,7 +557,7 @@ func (p *persister) write(ctx context.Context, recs []store.Record) []bool {
 // about who may act in the session, or says why not (logged and counted
 // here). The version flush read before the encode is what it remembers: a
 // change during the encode is saved next time.
-func (p *persister) record(t *saveState) ([]byte, access, error) {
+func (p *Saver) record(t *saveState) ([]byte, access, error) {
 	se := t.se
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
@@ -606,11 +576,11 @@ func (p *persister) record(t *saveState) ([]byte, access, error) {
 	p.mu.Lock()
 	sshOwned, startedBy := t.sshOwned, t.startedBy
 	p.mu.Unlock()
-	rec := savedRecord{
-		Format: savedFormat, App: p.app, Version: p.codec.Version,
+	rec := Record{
+		Format: recordFormat, App: p.app, Version: p.codec.Version,
 		ID: sv.ID, TokenSHA256: hex.EncodeToString(sv.TokenHash[:]), Owner: sv.Owner, Created: sv.Created,
 		Activity: sv.Activity, Control: sv.Control, SSHOwned: sshOwned, StartedBy: startedBy,
-		Node: p.home.id(), SavedAt: time.Now(), Model: model,
+		Node: p.home.ID(), SavedAt: time.Now(), Model: model,
 	}
 	data, err := json.Marshal(&rec)
 	if err != nil {
@@ -632,7 +602,7 @@ func (p *persister) record(t *saveState) ([]byte, access, error) {
 
 // firstFailure marks t as failing to save and reports whether it was not
 // already: a session that cannot be saved is logged once, not every tick.
-func (p *persister) firstFailure(t *saveState) bool {
+func (p *Saver) firstFailure(t *saveState) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	first := !t.failing
@@ -640,28 +610,28 @@ func (p *persister) firstFailure(t *saveState) bool {
 	return first
 }
 
-// beginDrain stops the saver, keeps the records of sessions that end from
+// BeginDrain stops the saver, keeps the records of sessions that end from
 // now on (they come back at the next start), and saves every change now.
-func (p *persister) beginDrain(ctx context.Context) {
+func (p *Saver) BeginDrain(ctx context.Context) {
 	if p == nil {
 		return
 	}
-	p.stop()
+	p.Stop()
 	p.mu.Lock()
 	p.draining = true
 	p.mu.Unlock()
-	p.flush(ctx)
+	p.Flush(ctx)
 }
 
-// close saves what changed during the drain, when final, and closes the
+// Close saves what changed during the drain, when final, and closes the
 // store.
-func (p *persister) close(ctx context.Context, final bool) error {
+func (p *Saver) Close(ctx context.Context, final bool) error {
 	if p == nil {
 		return nil
 	}
-	p.stop()
+	p.Stop()
 	if final {
-		p.flush(ctx)
+		p.Flush(ctx)
 	}
 	if err := p.store.Close(); err != nil {
 		return fmt.Errorf("snapshot store: %w", err)
@@ -669,16 +639,16 @@ func (p *persister) close(ctx context.Context, final bool) error {
 	return nil
 }
 
-// restoreAll brings back the saved sessions of this app at start: each
+// RestoreAll brings back the saved sessions of this app at start: each
 // comes back detached, waiting for its owner for the resume grace (or, if
 // raxol_start started it, reaped when idle). A record that cannot be read
 // or decoded is skipped, logged once and counted; one older than the
 // resume grace (it could no longer be resumed) is deleted.
-func (p *persister) restoreAll(ctx context.Context) {
+func (p *Saver) RestoreAll(ctx context.Context) {
 	if p == nil {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	lctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	ids, err := p.store.List(lctx)
 	cancel()
 	if err != nil {
@@ -687,7 +657,7 @@ func (p *persister) restoreAll(ctx context.Context) {
 	}
 	restored := 0
 	for _, id := range ids {
-		if p.restoreOne(ctx, id, "restart", p.home.claimSaved) {
+		if p.RestoreOne(ctx, id, "restart", p.home.ClaimSaved) {
 			restored++
 		}
 	}
@@ -696,17 +666,17 @@ func (p *persister) restoreAll(ctx context.Context) {
 	}
 }
 
-// restoreOne restores session id from the store; how is the metric's
+// RestoreOne restores session id from the store; how is the metric's
 // reason ("restart", "adopted"). claim, when not nil, is asked once the
 // record and its model are read whether this node takes the session (in
 // a cluster: a compare-and-set in the directory, won by one node).
-func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(context.Context, *savedRecord) bool) (ok bool) {
+func (p *Saver) RestoreOne(ctx context.Context, id, how string, claim func(context.Context, *Record) bool) (ok bool) {
 	defer func() {
-		if !ok && !p.isTracked(id) {
+		if !ok && !p.IsTracked(id) {
 			p.forget(id) // not this node's to write
 		}
 	}()
-	gctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	gctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	data, err := p.store.Get(gctx, id)
 	cancel()
 	if err != nil {
@@ -724,7 +694,7 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 	if errors.Is(err, errExpired) {
 		p.metrics.SnapshotFailures.WithLabelValues("expired").Inc()
 		p.log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
-		dctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		dctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 		_ = p.store.Delete(dctx, id)
 		cancel()
 		return false
@@ -744,28 +714,28 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 		// refused. One that landed since the read is read again.
 		fresh, err := p.fenceRecord(ctx, id, data)
 		if err != nil {
-			p.home.unclaim(ctx, id)
+			p.home.Unclaim(ctx, id)
 			p.log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
 			return false
 		}
 		if !bytes.Equal(fresh, data) {
 			if r, sv, model, reason, err = p.decodeRecord(id, fresh); err != nil {
-				p.home.unclaim(ctx, id)
+				p.home.Unclaim(ctx, id)
 				return refuse(reason, err)
 			}
 		}
 	}
 	se, err := p.registry.Restore(p.app, sv, model, ui.Restored{At: r.SavedAt})
 	if err != nil {
-		p.home.unclaim(ctx, id)
+		p.home.Unclaim(ctx, id)
 		if errors.Is(err, session.ErrExists) {
 			return false
 		}
 		return refuse("decode", err)
 	}
-	if !p.life.restore(se, r) {
+	if !p.restore(se, r.SSHOwned, r.StartedBy) {
 		p.registry.EndCause(se.ID, session.Ended("the server is stopping"))
-		p.home.unclaim(ctx, id)
+		p.home.Unclaim(ctx, id)
 		return false
 	}
 	p.restored(se, r)
@@ -777,8 +747,8 @@ func (p *persister) restoreOne(ctx context.Context, id, how string, claim func(c
 // decodeRecord decodes session id's record and its model, or says why it
 // is not restored: errExpired, errHeldByPeer, or a failure counted under
 // reason.
-func (p *persister) decodeRecord(id string, data []byte) (r *savedRecord, sv session.Saved, model ui.Model, reason string, err error) {
-	r, err = decodeSaved(data)
+func (p *Saver) decodeRecord(id string, data []byte) (r *Record, sv session.Saved, model ui.Model, reason string, err error) {
+	r, err = DecodeRecord(data)
 	if err != nil {
 		return nil, sv, nil, "decode", err
 	}
@@ -791,7 +761,7 @@ func (p *persister) decodeRecord(id string, data []byte) (r *savedRecord, sv ses
 	if sv, err = r.saved(); err != nil {
 		return nil, sv, nil, "decode", err
 	}
-	if !p.home.mayClaim(r) {
+	if !p.home.MayClaim(r) {
 		return nil, sv, nil, "", errHeldByPeer
 	}
 	if perr := p.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
@@ -813,11 +783,11 @@ func (p *persister) decodeRecord(id string, data []byte) (r *savedRecord, sv ses
 // bucket cannot be written (its stream electing a leader after a NATS
 // server died) it tries again for up to fenceWait. It returns the record
 // written.
-func (p *persister) fenceRecord(ctx context.Context, id string, data []byte) ([]byte, error) {
+func (p *Saver) fenceRecord(ctx context.Context, id string, data []byte) ([]byte, error) {
 	deadline := time.Now().Add(fenceWait)
 	wait := 100 * time.Millisecond
 	for conflicts := 0; ; {
-		octx, cancel := context.WithTimeout(ctx, storeTimeout)
+		octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 		err := p.store.Put(octx, id, data)
 		cancel()
 		switch {
@@ -827,7 +797,7 @@ func (p *persister) fenceRecord(ctx context.Context, id string, data []byte) ([]
 			if conflicts++; conflicts == 3 {
 				return nil, fmt.Errorf("session %s: its record kept changing: %w", id, err)
 			}
-			octx, cancel := context.WithTimeout(ctx, storeTimeout)
+			octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 			data, err = p.store.Get(octx, id)
 			cancel()
 			if err != nil {
@@ -850,29 +820,10 @@ func (p *persister) fenceRecord(ctx context.Context, id string, data []byte) ([]
 // unavailable: longer than a JetStream stream's leader election.
 const fenceWait = 30 * time.Second
 
-// isTracked reports whether p saves session id.
-func (p *persister) isTracked(id string) bool {
+// IsTracked reports whether p saves session id.
+func (p *Saver) IsTracked(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.tracked[id]
 	return ok
-}
-
-// describeSnapshots is the posture's word on saving sessions.
-func (s *Server) describeSnapshots() string {
-	if s.app.Snapshots == nil {
-		return "off (the app has no snapshot codec: sessions end with the server)"
-	}
-	if p := s.persist.Load(); p != nil {
-		return p.describe()
-	}
-	return "off (" + s.opts.setting("Options.Snapshots.Disabled") + ")"
-}
-
-// nodeID is this node's id in a cluster, "" for a single node.
-func (s *Server) nodeID() string {
-	if s.cluster == nil {
-		return ""
-	}
-	return s.cluster.node.ID()
 }

@@ -187,8 +187,17 @@ const (
 // the options' renames and exclusions. Names are unique: a duplicate gets
 // a suffix "_2", "_3"...
 func discover(m tea.Model, cfg *config) []found {
+	out, _ := discoverStatic(m, cfg)
+	return out
+}
+
+// discoverStatic is discover, and whether what it found follows from m's
+// type alone: the walk met no pointer, interface or slice that may hold a
+// component (nil, empty or not), and was not cut short, so every model
+// of the type holds its components at the same paths.
+func discoverStatic(m tea.Model, cfg *config) ([]found, bool) {
 	if m == nil {
-		return nil
+		return nil, false
 	}
 	var opts componentOptions
 	if cfg != nil {
@@ -215,7 +224,7 @@ func discover(m tea.Model, cfg *config) []found {
 		}
 		out = append(out, found{Name: name, Kind: r.kind, Path: r.path})
 	}
-	return out
+	return out, !w.dynamic && w.visited < maxVisited
 }
 
 // unique returns name, or name with the first free suffix "_2", "_3"...,
@@ -284,6 +293,7 @@ type walker struct {
 	seen    map[uintptr]bool // pointers followed
 	visited int
 	out     []rawFound
+	dynamic bool // a pointer, interface or slice that may hold a component was met
 }
 
 // walk looks for components in v (addressable, or reached through an
@@ -300,6 +310,10 @@ func (w *walker) walk(v reflect.Value, path []step, names []string, depth int) {
 	}
 	if !mayContain(t) {
 		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Slice:
+		w.dynamic = true
 	}
 	switch v.Kind() {
 	case reflect.Pointer:

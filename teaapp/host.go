@@ -95,9 +95,16 @@ type host struct {
 	// The last screen built, kept while the view and the components do
 	// not change.
 	last     *screen
+	lastNode ui.Node // *last, as the tree holds it
 	lastView string
+	text     viewText // lastView split (splitView)
 	widgets  map[string]ui.Widget
 	builds   uint64 // screens built (screen.gen)
+
+	// The components found in a model whose type alone tells where they
+	// are (discoverStatic): found once per session, not per view.
+	staticType reflect.Type
+	static     []found
 }
 
 func newModel(ident ui.Identity, inner tea.Model, cfg *config) model {
@@ -250,7 +257,7 @@ func (m model) apply(a applyMsg) (ui.Model, tea.Cmd) {
 		cmds = append(cmds, h.track(cmd))
 		return next
 	}
-	comps := discover(m.inner, h.cfg)
+	comps := h.discover(m.inner)
 	next, result, err := apply(m.inner, comps, a, step, h.cfg)
 	if next != nil {
 		m.inner = next
@@ -363,9 +370,11 @@ func (m model) View() ui.Node {
 	content := v.Content
 	// The components are read where they are in the model (a value
 	// model's too: readRoot), each once.
-	comps := discover(m.inner, h.cfg)
-	plain := plainText(content)
-	widgets, focus := componentWidgetsFocus(m.inner, comps, plain, h.widgets, h.cfg)
+	comps := h.discover(m.inner)
+	if content != h.lastView || h.text.raw == nil {
+		h.text = splitView(content, &h.text)
+	}
+	widgets, focus := componentWidgetsFocus(m.inner, comps, h.text.text(), h.widgets, h.cfg)
 	mouse := v.MouseMode != tea.MouseModeNone
 	var cursor *cell
 	if v.Cursor != nil {
@@ -373,29 +382,25 @@ func (m model) View() ui.Node {
 	}
 	if h.last != nil && content == h.lastView && sameWidgets(h.last.comps, widgets) && focus == h.last.focus && mouse == h.last.mouse &&
 		v.AltScreen == h.last.alt && samePoint(cursor, h.last.cursor) {
-		return *h.last
+		return h.lastNode
 	}
-	byName := make(map[string]ui.Widget, len(widgets))
+	if h.widgets == nil {
+		h.widgets = make(map[string]ui.Widget, len(widgets))
+	}
 	for _, w := range widgets {
-		id := w.WidgetID()
-		if p, ok := h.widgets[id]; !ok || !ui.SameWidget(p, w) {
+		if p, ok := h.widgets[w.WidgetID()]; !ok || !ui.SameWidget(p, w) {
 			h.noteSensitive(w) // a new or changed component only: Tools costs
 		}
-		byName[id] = w
 	}
-	h.widgets = byName
+	clear(h.widgets) // the last view's, used up: only this goroutine has it
+	for _, w := range widgets {
+		h.widgets[w.WidgetID()] = w
+	}
 	h.builds++
-	var lines []string
-	var widths []int
-	if h.last != nil && content == h.lastView {
-		lines, widths = h.last.lines, h.last.widths // immutable: shared by the builds
-	} else {
-		lines, widths = screenLines(content)
-	}
 	s := &screen{
 		gen:     h.builds,
-		lines:   lines,
-		widths:  widths,
+		lines:   h.text.lines, // immutable: shared by the builds
+		widths:  h.text.widths,
 		printed: append([]string(nil), h.printed...),
 		w:       h.w,
 		h:       h.h,
@@ -406,8 +411,22 @@ func (m model) View() ui.Node {
 		alt:     v.AltScreen,
 		cursor:  cursor,
 	}
-	h.last, h.lastView = s, content
-	return *s
+	h.last, h.lastView, h.lastNode = s, content, *s
+	return h.lastNode
+}
+
+// discover is discover(m), found again only for a model whose type does
+// not alone tell where its components are.
+func (h *host) discover(m tea.Model) []found {
+	t := reflect.TypeOf(m)
+	if t != nil && t == h.staticType {
+		return h.static
+	}
+	comps, static := discoverStatic(m, h.cfg)
+	if static {
+		h.staticType, h.static = t, comps
+	}
+	return comps
 }
 
 // noteSensitive records the components whose tools are sensitive, for the

@@ -2,7 +2,9 @@ package teaapp
 
 import (
 	"runtime"
+	"slices"
 	"testing"
+	"unsafe"
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -55,5 +57,70 @@ func TestComponentsReadWithoutCopies(t *testing.T) {
 	}
 	if got := next.(benchProgram).search.Value(); got != "changed" {
 		t.Errorf("the changed copy holds %q", got)
+	}
+}
+
+// What discover finds follows from a model's type alone only when no
+// pointer, interface or slice on the way may hold a component: only then
+// does the host keep it for the session.
+func TestDiscoverStaticOnlyForFixedLayouts(t *testing.T) {
+	type withSlice struct{ inputs []textinput.Model }
+	type withPointer struct{ in *textinput.Model }
+	type withChild struct{ child tea.Model }
+	type nested struct {
+		b     benchProgram
+		pair  [2]textinput.Model
+		count int
+	}
+	ti := textinput.New()
+	cases := []struct {
+		name   string
+		m      tea.Model
+		static bool
+		n      int
+	}{
+		{"struct", benchProgram{search: ti}, true, 1},
+		{"pointer model", &benchProgram{search: ti}, true, 1},
+		{"nested structs and an array", wrap[nested]{nested{b: benchProgram{search: ti}}}, true, 3},
+		{"slice", wrap[withSlice]{withSlice{inputs: []textinput.Model{ti}}}, false, 1},
+		{"empty slice", wrap[withSlice]{withSlice{}}, false, 0},
+		{"pointer", wrap[withPointer]{withPointer{in: &ti}}, false, 1},
+		{"nil pointer", wrap[withPointer]{withPointer{}}, false, 0},
+		{"interface", wrap[withChild]{withChild{child: benchProgram{search: ti}}}, false, 1},
+	}
+	for _, c := range cases {
+		comps, static := discoverStatic(c.m, &config{})
+		if static != c.static || len(comps) != c.n {
+			t.Errorf("%s: static %v with %d components, want %v with %d", c.name, static, len(comps), c.static, c.n)
+		}
+	}
+}
+
+// wrap is a program around a value of type T: discover looks into it.
+type wrap[T any] struct{ v T }
+
+func (w wrap[T]) Init() tea.Cmd                       { return nil }
+func (w wrap[T]) Update(tea.Msg) (tea.Model, tea.Cmd) { return w, nil }
+func (w wrap[T]) View() tea.View                      { return tea.NewView("") }
+
+// A view split again takes the lines that did not change from the last
+// split and cleans the others, the same as a split from nothing.
+func TestSplitViewTakesUnchangedLines(t *testing.T) {
+	a := "title\n\x1b[1mbold\x1b[0m line\x1b]0;t\x07\nsame \x1b[31mred\x1b[0m\r\nlast\tcol"
+	b := "title\n\x1b[1mbolder\x1b[0m line\nsame \x1b[31mred\x1b[0m\r\nlast\tcol\nnew"
+	prev := splitView(a, nil)
+	got := splitView(b, &prev)
+	want := splitView(b, nil)
+	if !slices.Equal(got.lines, want.lines) || !slices.Equal(got.widths, want.widths) || !slices.Equal(got.plain, want.plain) {
+		t.Fatalf("split after a:\n%q %v %q\nfrom nothing:\n%q %v %q", got.lines, got.widths, got.plain, want.lines, want.widths, want.plain)
+	}
+	if got.lines[2] != "same \x1b[31mred\x1b[0m" || got.plain[2] != "same red" || got.plain[1] != "bolder line" || got.lines[3] != "last    col" {
+		t.Errorf("lines %q plain %q", got.lines, got.plain)
+	}
+	if unsafe.StringData(got.plain[2]) != unsafe.StringData(prev.plain[2]) {
+		t.Errorf("the unchanged styled line was cleaned again")
+	}
+	if got.text() != "title\nbolder line\nsame red\nlast    col\nnew" {
+		t.Errorf("text %q", got.text())
 	}
 }

@@ -164,21 +164,45 @@ func (s screen) Render(rc ui.RenderContext) string {
 	return strings.Join(out, "\n")
 }
 
-// screenLines splits a view into clean lines (see cleanLine), at most
-// maxLines of them, and the cells each takes.
-func screenLines(content string) ([]string, []int) {
+// viewText is a view split into what the screen keeps of it: at most
+// maxLines lines, each as the program drew it (raw, a substring of its
+// view), cleaned (cleanLine, what the screen draws), the cells it takes
+// and its text without styling (what finding components looks at). The
+// slices are never changed once made: screens share them.
+type viewText struct {
+	raw, lines, plain []string
+	widths            []int
+}
+
+// splitView splits content (see viewText), taking from prev, the last
+// view's, every line that is the same at the same row: a key changes a
+// line or two of a view, and cleaning and measuring a line is most of
+// the work.
+func splitView(content string, prev *viewText) viewText {
 	raw := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
 	if len(raw) > maxLines {
 		raw = raw[:maxLines]
 	}
-	out := make([]string, len(raw))
-	widths := make([]int, len(raw))
+	v := viewText{raw: raw, lines: make([]string, len(raw)), plain: make([]string, len(raw)), widths: make([]int, len(raw))}
 	for i, l := range raw {
-		out[i] = cleanLine(l)
-		widths[i] = ansi.StringWidth(out[i])
+		if prev != nil && i < len(prev.raw) && prev.raw[i] == l {
+			v.lines[i], v.widths[i], v.plain[i] = prev.lines[i], prev.widths[i], prev.plain[i]
+			continue
+		}
+		c := cleanLine(l)
+		v.lines[i], v.widths[i] = c, ansi.StringWidth(c)
+		if plainLine(c) {
+			v.plain[i] = c
+		} else {
+			v.plain[i] = ansi.Strip(c)
+		}
 	}
-	return out, widths
+	return v
 }
+
+// text is the view without styling, its lines joined: the screen in
+// which components are looked for (shown).
+func (v *viewText) text() string { return strings.Join(v.plain, "\n") }
 
 // cleanLine keeps of a line of a program's view only what may reach a
 // terminal: printable text, SGR styling (CSI … m) and OSC 8 hyperlinks.
@@ -277,9 +301,6 @@ func unsafeRune(r rune) bool {
 	}
 	return false
 }
-
-// plainText is a view without its styling, for finding what it shows.
-func plainText(content string) string { return ansi.Strip(content) }
 
 // cell is a position in the program's rectangle.
 type cell struct{ X, Y int }

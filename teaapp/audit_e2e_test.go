@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
@@ -262,5 +265,57 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 	again.WaitExit()
 	if !strings.Contains(again.Stderr(), "cannot be restored safely") {
 		t.Errorf("the human was not told why the session ended: %q", again.Stderr())
+	}
+}
+
+// servePosture starts a server for app and returns its posture line.
+func servePosture(t *testing.T, app server.App) string {
+	t.Helper()
+	var logs testkit.SyncBuffer
+	srv, err := server.New(app, server.Options{
+		SSH:     server.SSHOptions{Addr: "127.0.0.1:0"},
+		MCP:     server.MCPOptions{Addr: "127.0.0.1:0"},
+		DataDir: t.TempDir(),
+		Logger:  slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.StartOn(sshLn, httpLn); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "raxol-ssh serving") {
+			return l
+		}
+	}
+	t.Fatalf("no posture line in the server's log:\n%s", logs.String())
+	return ""
+}
+
+// Item 10 of issue 27: a hosted program's sessions are saved only with a
+// codec, and without one the posture line says why they are not.
+func TestPostureSaysWhyHostedSessionsAreNotSaved(t *testing.T) {
+	testkit.EndToEnd(t)
+	without := servePosture(t, teaapp.New("tally", func(ui.Identity) tea.Model { return tally{} }))
+	if !strings.Contains(without, `snapshots="off (the app has no snapshot codec: sessions end with the server)"`) {
+		t.Errorf("the posture line of a program without a codec does not say why its sessions are not saved:\n%s", without)
+	}
+	with := servePosture(t, teaapp.New("tally", func(ui.Identity) tea.Model { return tally{} }, teaapp.Snapshots[tally](1)))
+	if strings.Contains(with, "no snapshot codec") || strings.Contains(with, "snapshots=off") || strings.Contains(with, `snapshots="off`) {
+		t.Errorf("the posture line of a program with a codec says its sessions are not saved:\n%s", with)
 	}
 }

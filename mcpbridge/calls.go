@@ -40,8 +40,9 @@ func (c *sessionServer) meter(next mcp.MethodHandler) mcp.MethodHandler {
 				cl.acted.Store(true)
 			}
 			cl.touch(!readsContext(method, req))
+			began := time.Now().UnixNano()
 			cl.inFlight.Add(1)
-			defer func() { cl.inFlight.Add(-1); cl.touch(false) }()
+			defer func() { c.ended(cl, began) }()
 		}
 		if method == "initialize" {
 			res, err := next(ctx, method, req)

@@ -638,6 +638,25 @@ func (c *sessionServer) trackStream(r *http.Request) func() {
 	}
 }
 
+// ended records the end of a request of cl that began (after its touch)
+// at began, unix ns. A request that was running when the client's
+// standalone stream went away is no sign of life at its end (a client
+// killed in the middle of a call loses both at once, and a call may run
+// for long: raxol_wait_for, an approval): its end is not recorded as
+// activity, and once nothing else runs the client is hidden after
+// PresenceGrace unless it shows one (the grace the stream's end began
+// found it at work, and did nothing).
+func (c *sessionServer) ended(cl *client, began int64) {
+	n := cl.inFlight.Add(-1)
+	if cl.streams.Load() > 0 || cl.streamLost.Load() < began {
+		cl.touch(false)
+		return
+	}
+	if n == 0 {
+		cl.hideAfter(c.b.opts.PresenceGrace, func() bool { return c.departed(cl) })
+	}
+}
+
 // departed reports whether a Streamable client whose stream went away has
 // shown no sign of life since: no stream, nothing in flight, no request.
 func (c *sessionServer) departed(cl *client) bool {

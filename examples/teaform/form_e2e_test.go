@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -242,6 +243,19 @@ func TestFormExampleAcrossTerminals(t *testing.T) {
 	joiner.Type("\t")
 	testkit.Eventually(t, waitLong, func() bool { return focused(t, cs) == "inputs_1" },
 		"the joiner's Tab to move _meta.focused to inputs_1")
+
+	// The owner's ctrl+f (the terminal keeps it) lets agents act only on
+	// the component the program has focused: the one Tab moved to.
+	owner.Type("\x06")
+	testkit.Eventually(t, waitLong, func() bool { return se.Control().FocusOnly }, "ctrl+f to turn focus-only on")
+	if _, text, isErr := testkit.CallTool(t, cs, Name+".inputs_0.type_into", map[string]any{"text": "Ada"}); !isErr || !strings.Contains(text, "focused") {
+		t.Errorf("type_into an unfocused input in focus-only mode answered %s (isError %v), want a refusal", text, isErr)
+	}
+	testkit.MustCall(t, cs, Name+".inputs_1.type_into", map[string]any{"text": "ada@lovelace.dev"})
+	joiner.WaitFor("Email     ada@lovelace.dev")
+	if v := testkit.MustCall(t, cs, Name+".inputs_0.get_value", nil); fmt.Sprint(v["result"]) != "map[value:]" {
+		t.Errorf("after the refused call the name holds %v, want nothing", v["result"])
+	}
 
 	// Sizes: the joiner's resize tells the model nothing, the owner's once.
 	before := sizes.Load()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
+	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
 )
 
@@ -317,5 +319,30 @@ func TestPostureSaysWhyHostedSessionsAreNotSaved(t *testing.T) {
 	with := servePosture(t, teaapp.New("tally", func(ui.Identity) tea.Model { return tally{} }, teaapp.Snapshots[tally](1)))
 	if strings.Contains(with, "no snapshot codec") || strings.Contains(with, "snapshots=off") || strings.Contains(with, `snapshots="off`) {
 		t.Errorf("the posture line of a program with a codec says its sessions are not saved:\n%s", with)
+	}
+}
+
+// Item 3 of issue 27: a terminal of another size than the program's
+// crops or pads it, and says so: here the owner's window is the smaller,
+// so a joiner's larger terminal pads the program and says at what size it
+// is drawn; the owner's says nothing.
+func TestLargerTerminalPadsAndSaysSo(t *testing.T) {
+	var sizes atomic.Int32
+	srv := serve(t, teaapp.New("signup", func(ui.Identity) tea.Model { return newForm(&sizes) }))
+	owner := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 60, 15)
+	owner.WaitFor("Name")
+	se := onlySession(t, srv)
+	joiner := testkit.RunSized(t, srv.SSHAddr(), "bob", testkit.NewKey(t), "join "+se.ID, 100, 30)
+	owner.WaitFor("Someone asks to join your session")
+	testkit.Eventually(t, waitLong, func() bool { return !strings.Contains(owner.Screen(), tui.ArmingNote) }, "the prompt to arm")
+	owner.Type("o") // as an observer
+	joiner.WaitFor("Email")
+	joiner.WaitFor("the program is drawn at 60x14 (the owner's window); this terminal is 100x29")
+	rows := strings.Split(joiner.Screen(), "\n")
+	if !strings.Contains(rows[28], "the program is drawn at 60x14") {
+		t.Errorf("the note is not on the last row of the joiner's app area:\n%s", joiner.Screen())
+	}
+	if strings.Contains(owner.Screen(), "the program is drawn at") {
+		t.Errorf("the owner's terminal, the program's size, says it crops or pads:\n%s", owner.Screen())
 	}
 }

@@ -103,7 +103,7 @@ func (s screen) HandleEvent(ev ui.Event, st *ui.LocalState) []tea.Msg {
 
 // Render draws the view in the terminal's rectangle: lines the program
 // printed above it where there is room, cropped to the rectangle, with a
-// note when the terminal shows less than the program draws.
+// note when the terminal shows less than the program draws, or pads it.
 func (s screen) Render(rc ui.RenderContext) string {
 	w := max(rc.Width, 1)
 	h := rc.Height
@@ -153,12 +153,22 @@ func (s screen) Render(rc ui.RenderContext) string {
 	if rc.Local != nil {
 		rc.Local.Row = len(out) - rc.Local.Offset // the view's rows shown, for the cursor
 	}
-	if cropped {
-		who := "the owner's window"
-		if !s.owner {
-			who = "the smallest window"
-		}
+	who := "the owner's window"
+	if !s.owner {
+		who = "the smallest window"
+	}
+	switch {
+	case cropped:
 		note := fmt.Sprintf("⋯ the program is drawn at %dx%d (%s); this terminal shows %dx%d of it", s.w, s.h, who, w, h)
+		out = append(out, ui.Truncate(note, w))
+	case rc.Height > 0 && (s.w < w || s.h < h) && len(out) < h:
+		// A terminal larger than the program pads it, and says so on
+		// its last row (a rendering without a height, the last view
+		// left on the screen, has none).
+		for len(out) < h-1 {
+			out = append(out, "")
+		}
+		note := fmt.Sprintf("⋯ the program is drawn at %dx%d (%s); this terminal is %dx%d", s.w, s.h, who, w, h)
 		out = append(out, ui.Truncate(note, w))
 	}
 	return strings.Join(out, "\n")

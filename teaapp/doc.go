@@ -32,8 +32,8 @@
 // The program is drawn at one size: the owner's window (its app area) by
 // default, the smallest window with SmallestWindow, Size (80x24 unless
 // set) with no terminal. It gets a tea.WindowSizeMsg when that size
-// changes, never per terminal; a terminal of another size crops (and says
-// so) or pads.
+// changes, never per terminal; a terminal of another size crops or pads
+// it, and says so on its last row.
 //
 // # Failures
 //

@@ -198,3 +198,58 @@ func TestPickerExampleAgentQuitAsksTheOwner(t *testing.T) {
 		}
 	}
 }
+
+// Item 1 of issue 27, the default policy of teaapp.New: an agent's typed
+// tools and reads run without asking; its raw keys (raxol_send_key) are
+// put to the owner first: refused, nothing is pressed; approved, the key
+// reaches the program.
+func TestPickerExampleDefaultPolicy(t *testing.T) {
+	srv := serveE2E(t, App())
+	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
+	human.WaitFor("Which tea would you like?")
+	se := onlySession(t, srv)
+	cs := agentE2E(t, srv, se)
+
+	// Typed tools and reads: no prompt.
+	testkit.MustCall(t, cs, Name+".list.select", map[string]any{"index": 1})
+	testkit.MustCall(t, cs, Name+".list.get_options", nil)
+	testkit.MustCall(t, cs, "raxol_screenshot", nil)
+	human.WaitFor("> Earl Grey")
+	if strings.Contains(human.Screen(), "wants to run") {
+		t.Fatalf("a typed tool or a read asked the owner:\n%s", human.Screen())
+	}
+
+	press := func(answer string) (string, bool) {
+		t.Helper()
+		type result struct {
+			text  string
+			isErr bool
+		}
+		done := make(chan result, 1)
+		go func() {
+			_, text, isErr := testkit.CallTool(t, cs, "raxol_send_key", map[string]any{"keys": []string{"down"}})
+			done <- result{text, isErr}
+		}()
+		human.WaitFor("wants to run raxol_send_key")
+		testkit.Eventually(t, waitLong, func() bool { return !strings.Contains(human.Screen(), tui.ArmingNote) }, "the prompt to arm")
+		human.Type(answer)
+		select {
+		case r := <-done:
+			return r.text, r.isErr
+		case <-time.After(waitLong):
+			t.Fatal("raxol_send_key was not answered after the owner answered")
+			return "", false
+		}
+	}
+	if text, isErr := press("n"); !isErr {
+		t.Errorf("a refused raxol_send_key answered %s, want an error", text)
+	}
+	time.Sleep(300 * time.Millisecond) // a key pressed anyway would have moved the list by now
+	if got := marked(human.Screen()); len(got) != 1 || got[0] != "> Earl Grey" {
+		t.Fatalf("after a refused key the screen marks %q, want Earl Grey still", got)
+	}
+	if text, isErr := press("y"); isErr {
+		t.Fatalf("an approved raxol_send_key failed: %s", text)
+	}
+	human.WaitFor("> Oolong")
+}

@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		fmt.Fprintln(stderr, "raxol-ssh:", err)
 		return 2
 	}
-	memLimit, restoreLimit := applyMemoryLimit(getenv, gcpace.CgroupMemoryLimit)
+	memLimit, restoreLimit := applyMemoryLimit(getenv, cgroupMemoryLimit)
 	defer restoreLimit()
 	opts.Logger = slog.New(postureAttrs{Handler: newLogger(stderr, logCfg).Handler(), attrs: []slog.Attr{
 		slog.String("memory_limit", memLimit), slog.String("gc_pacing", describePacing(logCfg.gcHeadroomMiB))}})

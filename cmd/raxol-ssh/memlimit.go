@@ -16,6 +16,11 @@ import (
 // OS gives, page tables) and for the runtime's overshoot of a soft limit.
 const cgroupShare = 0.9
 
+// cgroupMemoryLimit is where run reads the cgroup's memory limit (a
+// variable so that a test can give the command a cgroup it does not run
+// in).
+var cgroupMemoryLimit = gcpace.CgroupMemoryLimit
+
 // applyMemoryLimit tells the Go runtime the memory the process may use:
 // GOMEMLIMIT when it is set (the runtime has read it already, and it is
 // left alone), else cgroupShare of the cgroup's memory limit when cgroup

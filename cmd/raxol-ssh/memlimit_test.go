@@ -87,3 +87,37 @@ func TestContainersPassAMemoryLimit(t *testing.T) {
 		t.Error("the Dockerfile does not say how the container's memory limit reaches the Go runtime")
 	}
 }
+
+// TestCommandTakesItsLimitFromTheCgroup: the command, as run, asks the
+// cgroup for its memory limit (not only applyMemoryLimit when handed
+// one): in a cgroup limited to 64 GiB and without GOMEMLIMIT the Go
+// runtime's limit while it serves is 90% of it, as the posture line says,
+// and it is put back when the command ends. Not parallel: the cgroup
+// reader is the process's, and so is the limit.
+func TestCommandTakesItsLimitFromTheCgroup(t *testing.T) {
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Fatalf("the test process has a memory limit already (%d): run it without GOMEMLIMIT", l)
+	}
+	const cgroup = 64 << 30
+	asked := 0
+	old := cgroupMemoryLimit
+	cgroupMemoryLimit = func() (uint64, bool) { asked++; return cgroup, true }
+	defer func() { cgroupMemoryLimit = old }()
+	t.Run("serving", func(t *testing.T) {
+		dir := t.TempDir()
+		_, out := bootCommand(t, []string{"--data-dir", filepath.Join(dir, "data"), "--ssh-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0"}, env(nil))
+		if asked != 1 {
+			t.Fatalf("the command asked the cgroup %d times", asked)
+		}
+		limit := uint64(cgroup)
+		if l, want := debug.SetMemoryLimit(-1), int64(float64(limit)*cgroupShare); l != want {
+			t.Fatalf("the Go memory limit while the command serves is %d, want %d (90%% of the cgroup's)", l, want)
+		}
+		if !strings.Contains(out.String(), `memory_limit="58982 MiB (90% of the cgroup's 65536 MiB; GOMEMLIMIT not set)"`) {
+			t.Fatalf("the posture line does not say where the limit came from:\n%s", out)
+		}
+	})
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Fatalf("the command left the memory limit at %d", l)
+	}
+}

@@ -570,24 +570,6 @@ func atPath(v reflect.Value, path []step, write, cow bool, fn func(c reflect.Val
 // errMovedPath is at's error when the path leads nowhere now.
 var errMovedPath = fmt.Errorf("the path leads nowhere")
 
-// component returns a copy of the component f in m, as its own type
-// (textinput.Model, list.Model...).
-func component(m tea.Model, f found) (any, error) {
-	root, _ := rootValue(m, false)
-	var out any
-	err := at(root, f.Path, false, func(c reflect.Value) error {
-		if _, ok := componentKinds[c.Type()]; !ok {
-			return errMovedPath
-		}
-		out = c.Interface()
-		return nil
-	})
-	if err != nil {
-		return nil, errMoved(f.Name)
-	}
-	return out, nil
-}
-
 // componentRef returns a pointer to the component f in m
 // (*textinput.Model, *list.Model...) to read it where it is, without
 // copying it: for reading only, and only until m changes (a value model

@@ -37,20 +37,20 @@ func focusedComponent(m tea.Model, comps []found) string {
 		default:
 			continue
 		}
-		c, err := component(m, f)
+		c, err := componentRef(m, f)
 		if err != nil {
 			continue
 		}
 		switch c := c.(type) {
-		case textinput.Model:
+		case *textinput.Model:
 			if c.Focused() {
 				return f.Name
 			}
-		case textarea.Model:
+		case *textarea.Model:
 			if c.Focused() {
 				return f.Name
 			}
-		case table.Model:
+		case *table.Model:
 			if c.Focused() {
 				return f.Name
 			}
@@ -68,8 +68,10 @@ type actor struct {
 	opts *componentOptions
 }
 
-// get returns the component as it is in the current model.
-func (a *actor) get() (any, error) { return component(a.m, a.f) }
+// get returns the component as it is in the current model: a pointer
+// to it there (*textinput.Model...), to read before the next key is
+// pressed (a pointer model changes in place).
+func (a *actor) get() (any, error) { return componentRef(a.m, a.f) }
 
 // press folds the key press k into the program n times.
 func (a *actor) press(k tea.KeyPressMsg, n int) {
@@ -283,7 +285,7 @@ func (a *actor) typeInto(text string) (any, error) {
 	}
 	for _, r := range text {
 		if r == '\n' {
-			k, ok := bindingKey(keys.(textarea.KeyMap).InsertNewline)
+			k, ok := bindingKey(keys.(*textarea.KeyMap).InsertNewline)
 			if !ok {
 				return nil, errors.New("the textarea has no key that inserts a newline")
 			}
@@ -306,10 +308,10 @@ func (a *actor) typeInto(text string) (any, error) {
 // inputState reads an input's value, focus, echo mode and key map.
 func inputState(c any) (value string, focused, password bool, keys any) {
 	switch c := c.(type) {
-	case textinput.Model:
-		return c.Value(), c.Focused(), c.EchoMode != textinput.EchoNormal, c.KeyMap
-	case textarea.Model:
-		return c.Value(), c.Focused(), false, c.KeyMap
+	case *textinput.Model:
+		return c.Value(), c.Focused(), c.EchoMode != textinput.EchoNormal, &c.KeyMap
+	case *textarea.Model:
+		return c.Value(), c.Focused(), false, &c.KeyMap
 	}
 	return "", false, false, nil
 }
@@ -320,7 +322,7 @@ func inputState(c any) (value string, focused, password bool, keys any) {
 // lines than maxPresses/2 is Reset.
 func (a *actor) clearByKeys(c any, keys any) error {
 	switch km := keys.(type) {
-	case textinput.KeyMap:
+	case *textinput.KeyMap:
 		end, ok1 := bindingKey(km.LineEnd)
 		del, ok2 := bindingKey(km.DeleteBeforeCursor)
 		if !ok1 || !ok2 {
@@ -328,8 +330,8 @@ func (a *actor) clearByKeys(c any, keys any) error {
 		}
 		a.press(end, 1)
 		a.press(del, 1)
-	case textarea.KeyMap:
-		ta := c.(textarea.Model)
+	case *textarea.KeyMap:
+		ta := c.(*textarea.Model)
 		lines := ta.LineCount()
 		end, ok1 := bindingKey(km.InputEnd)
 		del, ok2 := bindingKey(km.DeleteBeforeCursor)
@@ -374,9 +376,9 @@ func (a *actor) checkValue(want string, password bool, how string) (any, error) 
 func inputErr(c any) string {
 	var err error
 	switch c := c.(type) {
-	case textinput.Model:
+	case *textinput.Model:
 		err = c.Err
-	case textarea.Model:
+	case *textarea.Model:
 		err = c.Err
 	}
 	if err == nil {
@@ -387,7 +389,7 @@ func inputErr(c any) string {
 
 // listTarget resolves a select's index or label among the list's visible
 // items: -1 with neither.
-func listTarget(l list.Model, args map[string]any) (int, error) {
+func listTarget(l *list.Model, args map[string]any) (int, error) {
 	items := l.VisibleItems()
 	idx, hasIdx, err := intArg(args, "index")
 	if err != nil {
@@ -411,12 +413,12 @@ func listTarget(l list.Model, args map[string]any) (int, error) {
 // findLabel returns the index of the visible item whose label (or
 // FilterValue) is label: exactly, else ignoring case, else the one item
 // whose label contains it.
-func findLabel(l list.Model, items []list.Item, label string) (int, error) {
+func findLabel(l *list.Model, items []list.Item, label string) (int, error) {
 	want := strings.TrimSpace(label)
 	labels := make([]string, len(items))
-	d := listDelegate(&l)
+	d := listDelegate(l)
 	for i, it := range items {
-		labels[i] = itemLabel(&l, d, i, it)
+		labels[i] = itemLabel(l, d, i, it)
 		if labels[i] == want || it.FilterValue() == want {
 			return i, nil
 		}
@@ -449,7 +451,7 @@ func (a *actor) listSelect(args map[string]any, activate bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := c.(list.Model)
+	l := c.(*list.Model)
 	if l.SettingFilter() {
 		// Choosing an item while the filter is being typed: accept it
 		// first, as a person would.
@@ -458,7 +460,7 @@ func (a *actor) listSelect(args map[string]any, activate bool) (any, error) {
 			if c, err = a.get(); err != nil {
 				return nil, err
 			}
-			l = c.(list.Model)
+			l = c.(*list.Model)
 		}
 		if l.SettingFilter() {
 			return nil, a.errIgnored()
@@ -480,13 +482,13 @@ func (a *actor) listSelect(args map[string]any, activate bool) (any, error) {
 		if c, how, err = a.move(move{cur: cur, target: target, forward: l.KeyMap.CursorDown, back: l.KeyMap.CursorUp, keys: true,
 			setHow: "set (too far for keys)",
 			set:    func(p any) error { p.(*list.Model).Select(target); return nil },
-			at:     func(c any) int { return c.(list.Model).Index() },
+			at:     func(c any) int { return c.(*list.Model).Index() },
 			what:   "the selection is at index %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
-		l = c.(list.Model)
+		l = c.(*list.Model)
 	}
-	label := itemLabel(&l, listDelegate(&l), target, l.VisibleItems()[target])
+	label := itemLabel(l, listDelegate(l), target, l.VisibleItems()[target])
 	r := map[string]any{"index": target, "label": label, "how": how}
 	if activate {
 		if err := a.activate(); err != nil {
@@ -520,7 +522,7 @@ func (a *actor) listFilter(text string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := c.(list.Model)
+	l := c.(*list.Model)
 	if !l.FilteringEnabled() {
 		return nil, errors.New("the list has filtering turned off")
 	}
@@ -537,7 +539,7 @@ func (a *actor) listFilter(text string) (any, error) {
 	if c, err = a.get(); err != nil {
 		return nil, err
 	}
-	l = c.(list.Model)
+	l = c.(*list.Model)
 	if l.FilterState() != list.Unfiltered {
 		return nil, a.errIgnored()
 	}
@@ -555,7 +557,7 @@ func (a *actor) listFilter(text string) (any, error) {
 	if c, err = a.get(); err != nil {
 		return nil, err
 	}
-	l = c.(list.Model)
+	l = c.(*list.Model)
 	if !l.SettingFilter() {
 		return nil, a.errIgnored()
 	}
@@ -573,7 +575,7 @@ func (a *actor) tableSelect(args map[string]any, activate bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := c.(table.Model)
+	t := c.(*table.Model)
 	rows := len(t.Rows())
 	target, has, err := intArg(args, "index")
 	if err != nil {
@@ -590,11 +592,11 @@ func (a *actor) tableSelect(args map[string]any, activate bool) (any, error) {
 		if c, how, err = a.move(move{cur: cur, target: target, forward: t.KeyMap.LineDown, back: t.KeyMap.LineUp, keys: t.Focused(),
 			setHow: "set (the table is not focused or the row too far for keys)",
 			set:    func(p any) error { p.(*table.Model).SetCursor(target); return nil },
-			at:     func(c any) int { return c.(table.Model).Cursor() },
+			at:     func(c any) int { return c.(*table.Model).Cursor() },
 			what:   "the cursor is at row %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
-		t = c.(table.Model)
+		t = c.(*table.Model)
 	}
 	r := map[string]any{"index": target, "row": append([]string(nil), t.Rows()[target]...), "how": how}
 	if activate {
@@ -614,7 +616,7 @@ func (a *actor) scroll(args map[string]any, by bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := c.(viewport.Model)
+	v := c.(*viewport.Model)
 	cur := v.YOffset()
 	maxOff := max(0, v.TotalLineCount()-v.Height())
 	var target int
@@ -639,11 +641,11 @@ func (a *actor) scroll(args map[string]any, by bool) (any, error) {
 		if c, how, err = a.move(move{cur: cur, target: target, forward: v.KeyMap.Down, back: v.KeyMap.Up, keys: true,
 			setHow: "set (too far for keys)",
 			set:    func(p any) error { p.(*viewport.Model).SetYOffset(target); return nil },
-			at:     func(c any) int { vp := c.(viewport.Model); return vp.YOffset() },
+			at:     func(c any) int { vp := c.(*viewport.Model); return vp.YOffset() },
 			what:   "the view's top line is %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
-		v = c.(viewport.Model)
+		v = c.(*viewport.Model)
 	}
 	return map[string]any{"y_offset": target, "total_lines": v.TotalLineCount(), "at_bottom": v.AtBottom(), "how": how}, nil
 }
@@ -655,7 +657,7 @@ func (a *actor) goToPage(args map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := c.(paginator.Model)
+	p := c.(*paginator.Model)
 	target, _, err := intArg(args, "page")
 	if err != nil {
 		return nil, err
@@ -668,7 +670,7 @@ func (a *actor) goToPage(args map[string]any) (any, error) {
 		if _, how, err = a.move(move{cur: cur, target: target, forward: p.KeyMap.NextPage, back: p.KeyMap.PrevPage, keys: true,
 			setHow: "set (too far for keys)",
 			set:    func(ptr any) error { ptr.(*paginator.Model).Page = target; return nil },
-			at:     func(c any) int { return c.(paginator.Model).Page },
+			at:     func(c any) int { return c.(*paginator.Model).Page },
 			what:   "the paginator is on page %d, not %d, after the keys"}); err != nil {
 			return nil, err
 		}
@@ -684,7 +686,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp := c.(filepicker.Model)
+	fp := c.(*filepicker.Model)
 	dir := fp.CurrentDirectory
 	if action == "back" {
 		k, ok := bindingKey(fp.KeyMap.Back)
@@ -695,7 +697,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 		if c, err = a.get(); err != nil {
 			return nil, err
 		}
-		got := c.(filepicker.Model).CurrentDirectory
+		got := c.(*filepicker.Model).CurrentDirectory
 		if got == dir && filepath.Dir(dir) != dir {
 			return nil, a.errIgnored()
 		}
@@ -719,7 +721,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 	if c, err = a.get(); err != nil {
 		return nil, err
 	}
-	fp = c.(filepicker.Model)
+	fp = c.(*filepicker.Model)
 	if action == "open" {
 		k, ok := bindingKey(fp.KeyMap.Open)
 		if !ok {
@@ -729,7 +731,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 		if c, err = a.get(); err != nil {
 			return nil, err
 		}
-		got := c.(filepicker.Model).CurrentDirectory
+		got := c.(*filepicker.Model).CurrentDirectory
 		if got != want {
 			if got == dir {
 				return nil, fmt.Errorf("%s did not open %q: it is not a directory, or the program did not pass the keys", a.f.Name, p)
@@ -749,7 +751,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 	if c, err = a.get(); err != nil {
 		return nil, err
 	}
-	if got := c.(filepicker.Model).Path; got != want {
+	if got := c.(*filepicker.Model).Path; got != want {
 		return nil, fmt.Errorf("the file picker did not select %q: the program did not pass the keys, or the entry is not selectable", p)
 	}
 	return map[string]any{"selected": want}, nil
@@ -757,7 +759,7 @@ func (a *actor) filepick(action string, args map[string]any) (any, error) {
 
 // highlight moves the file picker's highlight to the entry want: to the
 // top, then down until it is there (at most maxPresses presses).
-func (a *actor) highlight(fp filepicker.Model, want string) error {
+func (a *actor) highlight(fp *filepicker.Model, want string) error {
 	if fp.HighlightedPath() == want {
 		return nil
 	}
@@ -776,7 +778,7 @@ func (a *actor) highlight(fp filepicker.Model, want string) error {
 		if err != nil {
 			return err
 		}
-		h := c.(filepicker.Model).HighlightedPath()
+		h := c.(*filepicker.Model).HighlightedPath()
 		if h == want {
 			return nil
 		}

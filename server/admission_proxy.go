@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/pires/go-proxyproto"
+
+	"github.com/raxol-ssh/raxol-ssh/server/internal/clusternode"
 )
 
 // This file is what the server believes of a client's address behind a
@@ -107,7 +109,7 @@ func (t trustedProxies) clientIP(r *http.Request) string {
 	client := peer
 	// A node of the cluster that passed the request on (its proof of the
 	// secret verified) wrote the right-most entry itself.
-	if t.contains(peer) || fromPeer(r) {
+	if t.contains(peer) || clusternode.FromPeer(r) {
 		client = t.forwardedFor(peer, r.Header.Values("X-Forwarded-For"))
 	}
 	return client.String()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
 	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
+	"github.com/raxol-ssh/raxol-ssh/server/internal/clusternode"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
@@ -58,18 +59,13 @@ import (
 // starts another session for the same key, under its cap.
 
 const (
-	// peerPathPrefix is where nodes serve each other's requests.
-	peerPathPrefix = "/_raxol/peer/"
 	// peerBodyLimit bounds a peer request's body and its answer.
 	peerBodyLimit = 64 << 10
 	// peerCallTimeout bounds one request to a peer (a start waits for
-	// the peer's directory write, announceWait at most).
+	// the peer's directory write, clusternode.AnnounceWait at most).
 	peerCallTimeout = 5 * time.Second
 	// placeTimeout bounds the tries of all peers for one raxol_start.
 	placeTimeout = 15 * time.Second
-	// announceWait bounds the wait for the directory write of a session
-	// just started or stopped.
-	announceWait = 3 * time.Second
 	// listTimeout bounds raxol_list's read of the directory.
 	listTimeout = 5 * time.Second
 )
@@ -129,41 +125,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// id is this node's id, "" without a cluster.
-func (c *clusterNode) id() string {
-	if c == nil {
-		return ""
-	}
-	return c.node.ID()
-}
-
-// announceNow waits (at most announceWait) until the sync goroutine has
-// brought the directory up to date, so that a session just started or
-// stopped is known to every node when the caller hears of it. Without a
-// cluster it does nothing.
-func (c *clusterNode) announceNow(ctx context.Context) {
-	if c == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, announceWait)
-	defer cancel()
-	done := make(chan struct{})
-	select {
-	case c.flush <- done:
-		select {
-		case <-done:
-			return
-		case <-c.done:
-			return // drained or closed: the directory is no longer written
-		case <-ctx.Done():
-		}
-	case <-c.done:
-		return
-	case <-ctx.Done():
-	}
-	c.log.Warn("cluster: the directory was not updated in time; other nodes learn of the change with the next sync", "waited", announceWait)
 }
 
 // clusterPeers are the control endpoint's others in a cluster: a new
@@ -305,14 +266,14 @@ func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
 	defer cancel()
-	u := strings.TrimRight(ni.HTTPURL, "/") + peerPathPrefix + op + "?sum=" + bodySum(body)
+	u := strings.TrimRight(ni.HTTPURL, "/") + clusternode.PeerPathPrefix + op + "?sum=" + bodySum(body)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return peerReply{}, fmt.Errorf("%w: node %s's HTTP URL %q: %w", errPeerFailed, ni.ID, ni.HTTPURL, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	c.node.SignRequest(req)
-	resp, err := c.transport.RoundTrip(req)
+	resp, err := c.Transport().RoundTrip(req)
 	if err != nil {
 		return peerReply{}, fmt.Errorf("%w: peer %s request to node %s: %w", errPeerFailed, op, ni.ID, err)
 	}
@@ -333,25 +294,17 @@ func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op stri
 	return reply, nil
 }
 
-// refuseForged answers a request that claims to come from a peer without
-// valid proof: 403, counted and logged.
-func (c *clusterNode) refuseForged(w http.ResponseWriter, r *http.Request, err error) {
-	c.metrics.MCPRejected("forged_peer")
-	c.log.Warn("cluster: refused a request claiming to come from a peer", "remote", r.RemoteAddr, "path", r.URL.Path, "err", err)
-	http.Error(w, "forbidden: not a peer of this cluster", http.StatusForbidden)
-}
-
 // servePeer serves /_raxol/peer/<op> for peer, the node whose MAC
 // servePeerChecked verified ("" when the request carried none).
 func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer string) {
 	switch {
 	case peer == "":
-		c.refuseForged(w, r, fmt.Errorf("%w: no peer headers on a peer endpoint", cluster.ErrForgedPeer))
+		c.RefuseForged(w, r, fmt.Errorf("%w: no peer headers on a peer endpoint", cluster.ErrForgedPeer))
 		return
 	case len(r.Header.Values("X-Forwarded-For")) > 0:
 		// Signed by a node's proxy: a client's request passed on, never
 		// a node's own.
-		c.refuseForged(w, r, fmt.Errorf("%w: a proxied request on a peer endpoint", cluster.ErrForgedPeer))
+		c.RefuseForged(w, r, fmt.Errorf("%w: a proxied request on a peer endpoint", cluster.ErrForgedPeer))
 		return
 	case r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
@@ -369,11 +322,11 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 		return
 	}
 	if r.URL.Query().Get("sum") != bodySum(body) {
-		c.refuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
+		c.RefuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
 		return
 	}
 	h := c.control
-	op := strings.TrimPrefix(r.URL.Path, peerPathPrefix)
+	op := strings.TrimPrefix(r.URL.Path, clusternode.PeerPathPrefix)
 	if op != "start" && op != "stop" {
 		http.Error(w, fmt.Sprintf("no peer endpoint %q", op), http.StatusNotFound)
 		return

@@ -78,7 +78,13 @@ package server
 //     (conn.end, first cause wins) and read back with context.Cause
 //     (conn.ended); the reasons given in more than one place are
 //     sentinels in errors.go;
+//   - being a node of a cluster is a clusterNode (cluster.go): the
+//     membership, a clusternode.Node (package
+//     server/internal/clusternode), with the cluster's /mcp and SSH
+//     bridges, which are made of this package's types and stay here
+//     (cluster_mcp.go, cluster_ssh.go);
 //   - what single-node code asks about other nodes is an interface with
 //     a single-node default: sshElsewhere (sshAlone), others (alone),
 //     httpElsewhere (httpAlone), saver.Home (saver.Standalone); the
-//     cluster node supplies the other implementation.
+//     cluster node supplies the other implementation (clusterPeers,
+//     sshPeers, clusterNode, clusternode.Node).

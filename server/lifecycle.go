@@ -220,6 +220,34 @@ func (l *lifecycle) hasPrimary(ls *liveSession) bool {
 	return ls.primary != nil
 }
 
+// sessionShown is what the lifecycle shows of one session to those who
+// tell others about it (the cluster's directory): whether it holds a
+// record of it, whether an SSH login started it and its owner is away
+// (detached: no owner terminal, waiting for the owner), or who started
+// it with raxol_start.
+type sessionShown struct {
+	held      bool
+	sshOwned  bool
+	detached  bool
+	startedBy string
+}
+
+// shown is what the lifecycle shows of each of ses, read at one moment.
+func (l *lifecycle) shown(ses []*session.Session) []sessionShown {
+	out := make([]sessionShown, len(ses))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, se := range ses {
+		ls, ok := l.sessions[se.ID]
+		if !ok {
+			continue
+		}
+		out[i] = sessionShown{held: true, sshOwned: ls.sshOwned, startedBy: ls.startedBy,
+			detached: ls.primary == nil && !ls.detachedAt.IsZero()}
+	}
+	return out
+}
+
 // pickerItem is a detached session waiting for its owner, one line of
 // the picker.
 type pickerItem struct {

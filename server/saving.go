@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 
@@ -13,7 +12,7 @@ import (
 // Saving sessions is package saver's (server/internal/saver): this file
 // makes the saver from the options and plugs it in, as an observer of
 // the lifecycle (saverObserver), asking the cluster node about a
-// session's home in a cluster (saverHome, cluster_saved.go).
+// session's home in a cluster (clusternode.Node is a saver.Home).
 
 // openSnapshots opens the snapshot store for an app with a codec and
 // makes its saver, or returns nil when sessions are not saved.
@@ -31,7 +30,7 @@ func (s *Server) openSnapshots() (*saver.Saver, error) {
 		field := "Options.DataDir"
 		if s.cluster != nil {
 			field = "Options.Cluster.NATSURL"
-			st, err = s.cluster.snapshotStore()
+			st, err = s.cluster.SnapshotStore()
 		} else {
 			st, err = store.OpenBolt(filepath.Join(s.opts.DataDir, SnapshotFileName), store.BoltOptions{})
 		}
@@ -41,7 +40,7 @@ func (s *Server) openSnapshots() (*saver.Saver, error) {
 	}
 	var home saver.Home = saver.Standalone{}
 	if s.cluster != nil {
-		home = saverHome{s.cluster}
+		home = s.cluster.Node
 	}
 	c := s.app.Snapshots
 	return saver.New(saver.Config{
@@ -74,20 +73,4 @@ func (s *Server) describeSnapshots() string {
 		return p.Describe()
 	}
 	return "off (" + s.opts.setting("Options.Snapshots.Disabled") + ")"
-}
-
-// saverHome is the cluster node as what the saver asks about a session's
-// home (saver.Home): whether this node may write it now, giving up one
-// another node claimed, claiming a saved one, this node's id.
-type saverHome struct{ c *clusterNode }
-
-var _ saver.Home = saverHome{}
-
-func (h saverHome) Fenced(id string) error                 { return h.c.fenced(id) }
-func (h saverHome) GiveUp(id string)                       { h.c.giveUp(id) }
-func (h saverHome) MayClaim(r *saver.Record) bool          { return h.c.mayClaim(r) }
-func (h saverHome) Unclaim(ctx context.Context, id string) { h.c.unclaim(ctx, id) }
-func (h saverHome) ID() string                             { return h.c.id() }
-func (h saverHome) ClaimSaved(ctx context.Context, r *saver.Record) bool {
-	return h.c.claimSaved(ctx, r)
 }

@@ -1,4 +1,4 @@
-package server
+package clusternode
 
 import (
 	"context"
@@ -24,14 +24,14 @@ import (
 //     it held itself (it restarted) and those of nodes that are gone and
 //     left no entry, claimed with a create (ClaimAbsent), won by one node.
 
-// adoptSnapshots registers the handover of saved sessions with the
-// cluster; called by StartOn when the node saves sessions.
-func (c *clusterNode) adoptSnapshots(p *saver.Saver) {
-	if c == nil || p == nil {
+// AdoptSnapshots registers the handover of saved sessions with the
+// cluster; called by the server's start when it saves sessions.
+func (n *Node) AdoptSnapshots(p *saver.Saver) {
+	if p == nil {
 		return
 	}
-	c.node.KeepOnDrain(p.IsStored)
-	c.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) {
+	n.node.KeepOnDrain(p.IsStored)
+	n.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) {
 		ctx := context.Background() // every call below has its own timeout
 		for _, e := range orphans {
 			gctx, cancel := context.WithTimeout(ctx, saver.StoreTimeout)
@@ -39,19 +39,19 @@ func (c *clusterNode) adoptSnapshots(p *saver.Saver) {
 			cancel()
 			switch {
 			case errors.Is(err, store.ErrNotFound):
-				if err := c.node.DropOrphan(ctx, e); err != nil {
-					c.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
+				if err := n.node.DropOrphan(ctx, e); err != nil {
+					n.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
 				}
 				continue
 			case err != nil:
-				c.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
+				n.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
 				continue
 			}
 			entry := e
 			adopted := p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
-				_, err := c.node.Claim(ctx, entry)
+				_, err := n.node.Claim(ctx, entry)
 				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
-					c.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
+					n.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
 				}
 				return err == nil
 			})
@@ -59,43 +59,39 @@ func (c *clusterNode) adoptSnapshots(p *saver.Saver) {
 				// Nobody can bring it back (its snapshot expired or does
 				// not decode), or a peer did: a compare-and-set on the
 				// revision read, so a peer's claim is left alone.
-				_ = c.node.DropOrphan(ctx, e)
+				_ = n.node.DropOrphan(ctx, e)
 			}
 		}
 	})
 }
 
-// mayClaim reports whether this node may take the session r saved: not
+// MayClaim reports whether this node may take the session r saved: not
 // when its home is a live peer (it holds it).
-func (c *clusterNode) mayClaim(r *saver.Record) bool {
-	if c == nil || r.Node == "" || r.Node == c.node.ID() {
+func (n *Node) MayClaim(r *saver.Record) bool {
+	if r.Node == "" || r.Node == n.node.ID() {
 		return true
 	}
-	for _, n := range c.node.Nodes() {
-		if n.ID == r.Node && n.ID != c.node.ID() {
+	for _, ni := range n.node.Nodes() {
+		if ni.ID == r.Node && ni.ID != n.node.ID() {
 			return false
 		}
 	}
 	return true
 }
 
-// claimSaved is restoreAll's claim: nil on a single node (every saved
-// session is its own); in a cluster a create of the session's entry.
-func (c *clusterNode) claimSaved(ctx context.Context, r *saver.Record) bool {
-	if c == nil {
-		return true
-	}
-	_, err := c.node.ClaimAbsent(ctx, cluster.SessionEntry{ID: r.ID, Owner: r.Owner.KeyFingerprint, Detached: r.SSHOwned, Headless: !r.SSHOwned})
+// ClaimSaved is RestoreAll's claim in a cluster: a create of the
+// session's entry, won by one node.
+func (n *Node) ClaimSaved(ctx context.Context, r *saver.Record) bool {
+	_, err := n.node.ClaimAbsent(ctx, cluster.SessionEntry{ID: r.ID, Owner: r.Owner.KeyFingerprint, Detached: r.SSHOwned, Headless: !r.SSHOwned})
 	if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
-		c.log.Warn("cluster: claiming a saved session failed", "session", r.ID, "err", err)
+		n.log.Warn("cluster: claiming a saved session failed", "session", r.ID, "err", err)
 	}
 	return err == nil
 }
 
-// unclaim gives back a claimed session that could not be restored.
-func (c *clusterNode) unclaim(ctx context.Context, id string) {
-	if c == nil {
-		return
-	}
-	_ = c.node.Forget(ctx, id)
+// Unclaim gives back a claimed session that could not be restored.
+func (n *Node) Unclaim(ctx context.Context, id string) {
+	_ = n.node.Forget(ctx, id)
 }
+
+var _ saver.Home = (*Node)(nil)

@@ -295,7 +295,8 @@ func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op stri
 }
 
 // servePeer serves /_raxol/peer/<op> for peer, the node whose MAC
-// servePeerChecked verified ("" when the request carried none).
+// the membership's ServePeerChecked verified ("" when the request
+// carried none): clusternode.Config.ServePeer.
 func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer string) {
 	switch {
 	case peer == "":

@@ -74,7 +74,7 @@ type lifecycle struct {
 }
 
 // sessionObserver is told by the lifecycle what happens to the sessions
-// it owns. The saver (persist.go) and the cluster node (cluster.go) are
+// it owns. The saver (saving.go) and the cluster node (cluster.go) are
 // the observers; the single-node path names neither. The first and last
 // are called with the lifecycle's lock held and must not block.
 type sessionObserver interface {

@@ -241,12 +241,14 @@ func (b *Bridge) serve(sse bool) http.HandlerFunc {
 			b.opts.Metrics.MCPRejected(reason)
 			writeError(w, code, msg)
 		}
-		if !OriginAllowed(r, b.opts.TrustedOrigins) {
-			reject(http.StatusForbidden, "origin", "cross-origin request refused")
-			return
-		}
+		// A malformed Host is refused as such first: the Origin check
+		// compares with it.
 		if !HostWellFormed(r.Host) {
 			reject(http.StatusBadRequest, "host", "malformed Host header")
+			return
+		}
+		if !OriginAllowed(r, b.opts.TrustedOrigins) {
+			reject(http.StatusForbidden, "origin", "cross-origin request refused")
 			return
 		}
 		if !HostAllowed(r, b.opts.AllowedHosts) {

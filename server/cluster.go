@@ -54,12 +54,11 @@ type clusterNode struct {
 	node *cluster.Node // the membership's, for peer requests and bridges
 
 	// What the cluster's /mcp and SSH bridges use of the server.
-	log         *slog.Logger
-	metrics     *metrics.Metrics
-	life        *lifecycle
-	admit       *admission    // bridged connections' addresses
-	bodyTimeout time.Duration // of a peer's control request
-	control     *controlEndpoint
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	life    *lifecycle
+	admit   *admission // bridged connections' addresses
+	control *controlEndpoint
 	// peer is the node's SSH key toward its peers (cluster_ssh.go).
 	peer *peerSSH
 }
@@ -109,24 +108,24 @@ func (s *Server) joinCluster(sshLn, httpLn net.Listener) error {
 		return fmt.Errorf("server: cluster node %s: %w", co.NodeID, err)
 	}
 	c := &clusterNode{
-		node:        node,
-		peer:        peer,
-		log:         s.log,
-		metrics:     s.metrics,
-		life:        s.life,
-		admit:       s.admit,
-		bodyTimeout: s.opts.MCP.BodyTimeout,
-		control:     s.control,
+		node:    node,
+		peer:    peer,
+		log:     s.log,
+		metrics: s.metrics,
+		life:    s.life,
+		admit:   s.admit,
+		control: s.control,
 	}
 	c.Node = clusternode.New(clusternode.Config{
-		Cluster:   node,
-		Log:       s.log,
-		Metrics:   s.metrics,
-		Sessions:  s.sessions,
-		Entries:   directoryEntries(s.sessions, s.life, s.bridge),
-		Saver:     &s.persist,
-		ClientIP:  s.httpProxies.clientIP,
-		ServePeer: c.servePeer, // cluster_mcp.go
+		Cluster:     node,
+		Log:         s.log,
+		Metrics:     s.metrics,
+		Sessions:    s.sessions,
+		Entries:     directoryEntries(s.sessions, s.life, s.bridge),
+		Saver:       &s.persist,
+		ClientIP:    s.httpProxies.clientIP,
+		ServePeer:   c.servePeer, // cluster_mcp.go
+		BodyTimeout: s.opts.MCP.BodyTimeout,
 	})
 	s.cluster = c
 	return nil

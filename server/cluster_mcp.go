@@ -1,23 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
-	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/server/internal/clusternode"
 	"github.com/raxol-ssh/raxol-ssh/session"
 )
@@ -49,21 +42,13 @@ import (
 //     stop does. An unknown id and another key's get the same answer as
 //     on a single node; with NATS unreachable the answer says so.
 //
-// Peer requests carry the node's HMAC (cluster.Node.SignRequest) over
-// their method, host and URI, and the URI carries the SHA-256 of the
-// body, so the MAC covers the body too. Anything under /_raxol/peer/
-// without a valid MAC, with a body that does not match, or that came
-// through a node's proxy (X-Forwarded-For) is refused with 403 and
-// counted as raxol_mcp_rejections_total{reason="forged_peer"}. A signed
-// request can be replayed for cluster.MaxPeerSkew: a replayed start
-// starts another session for the same key, under its cap.
+// Peer requests are the membership's (clusternode.Node.CallPeer, and
+// its check of a request's MAC, body digest and origin before ServePeer,
+// this file's servePeer, answers it). A signed request can be replayed
+// for cluster.MaxPeerSkew: a replayed start starts another session for
+// the same key, under its cap.
 
 const (
-	// peerBodyLimit bounds a peer request's body and its answer.
-	peerBodyLimit = 64 << 10
-	// peerCallTimeout bounds one request to a peer (a start waits for
-	// the peer's directory write, clusternode.AnnounceWait at most).
-	peerCallTimeout = 5 * time.Second
 	// placeTimeout bounds the tries of all peers for one raxol_start.
 	placeTimeout = 15 * time.Second
 	// listTimeout bounds raxol_list's read of the directory.
@@ -74,21 +59,6 @@ const (
 // directory cannot be read.
 const errDirectoryUnavailable = "the cluster directory cannot be reached (NATS is unavailable)"
 
-// peerCaller is the API key owner a peer request acts for, as the node
-// the client called authenticated it (apiKeyOwner), and the client's
-// address, for the logs.
-type peerCaller struct {
-	User           string `json:"user"`
-	KeyFingerprint string `json:"key_fingerprint"`
-	Remote         string `json:"remote,omitempty"`
-}
-
-// peerStop is the body of /_raxol/peer/stop.
-type peerStop struct {
-	peerCaller
-	ID string `json:"id"`
-}
-
 // peerReply is the answer to a peer request: 200 with Start or Stopped,
 // or 200 with a definite refusal (Error, Message: the tool error to give
 // the client). Any other status is a failure: try elsewhere.
@@ -97,34 +67,6 @@ type peerReply struct {
 	Stopped string       `json:"stopped,omitempty"`
 	Error   string       `json:"error,omitempty"`
 	Message string       `json:"message,omitempty"`
-}
-
-var (
-	apiUserRe = regexp.MustCompile(`^api:([0-9a-f]{8})$`)
-	apiKeyRe  = regexp.MustCompile(`^api-key:([0-9a-f]{16})$`)
-)
-
-// owner checks that p is an API key owner as apiKeyOwner makes them.
-func (p peerCaller) owner() (session.Owner, error) {
-	u, k := apiUserRe.FindStringSubmatch(p.User), apiKeyRe.FindStringSubmatch(p.KeyFingerprint)
-	if u == nil || k == nil || !strings.HasPrefix(k[1], u[1]) {
-		return session.Owner{}, fmt.Errorf("not an API key owner: user %q, key %q", truncate(p.User, 32), truncate(p.KeyFingerprint, 32))
-	}
-	if len(p.Remote) > 256 {
-		return session.Owner{}, errors.New("remote address longer than 256 bytes")
-	}
-	return session.Owner{User: p.User, KeyFingerprint: p.KeyFingerprint}, nil
-}
-
-func callerFor(owner session.Owner, remote string) peerCaller {
-	return peerCaller{User: owner.User, KeyFingerprint: owner.KeyFingerprint, Remote: remote}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // clusterPeers are the control endpoint's others in a cluster: a new
@@ -160,7 +102,7 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 			}
 			return h.startLocal(ctx, owner, remote, "")
 		}
-		reply, err := c.callPeer(pctx, ni, "start", callerFor(owner, remote))
+		reply, err := c.callPeer(pctx, ni, "start", clusternode.CallerFor(owner, remote))
 		switch {
 		case err == nil && reply.Start != nil:
 			c.log.Info("headless session started on a peer", "session", reply.Start.ID, "node", ni.ID, "owner", owner.User, "remote", remote)
@@ -170,7 +112,7 @@ func (p clusterPeers) place(ctx context.Context, owner session.Owner, remote str
 		case err == nil && reply.Error != "":
 			return startAnswer{}, &toolFailure{Kind: reply.Error, Message: reply.Message}
 		case err == nil:
-			err = fmt.Errorf("%w: node %s answered neither a session nor an error", errPeerFailed, ni.ID)
+			err = fmt.Errorf("%w: node %s answered neither a session nor an error", clusternode.ErrPeerFailed, ni.ID)
 		}
 		c.log.Warn("cluster: raxol_start could not place the session on a peer; trying the next node", "peer", ni.ID, "err", err)
 		if pctx.Err() != nil {
@@ -201,7 +143,7 @@ func (p clusterPeers) stop(ctx context.Context, id string, owner session.Owner, 
 	case home.ID == c.node.ID() || e.StartedBy != owner.Key():
 		return unknown
 	}
-	reply, err := c.callPeer(ctx, home, "stop", peerStop{peerCaller: callerFor(owner, remote), ID: id})
+	reply, err := c.callPeer(ctx, home, "stop", clusternode.StopRequest{Caller: clusternode.CallerFor(owner, remote), ID: id})
 	switch {
 	case err != nil:
 		c.log.Warn("cluster: raxol_stop could not reach the session's node", "session", id, "node", home.ID, "err", err)
@@ -250,84 +192,23 @@ func (p clusterPeers) list(ctx context.Context, owner session.Owner, base string
 
 // ---- peer requests ----
 
-// bodySum is the digest of a peer request's body its URI carries.
-func bodySum(body []byte) string {
-	sum := sha256.Sum256(body)
-	return hex.EncodeToString(sum[:])
-}
-
-// callPeer POSTs in to the peer ni's /_raxol/peer/<op>, signed, and
-// decodes its answer. The error wraps errPeerFailed unless the peer gave
-// a 200 answer of the protocol.
+// callPeer asks the peer ni's /_raxol/peer/<op> with in (the
+// membership's CallPeer: signed, the body's digest in the URI). The error
+// wraps clusternode.ErrPeerFailed unless the peer gave a 200 answer of
+// the protocol.
 func (c *clusterNode) callPeer(ctx context.Context, ni cluster.NodeInfo, op string, in any) (peerReply, error) {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return peerReply{}, fmt.Errorf("peer %s request to node %s: %w", op, ni.ID, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, peerCallTimeout)
-	defer cancel()
-	u := strings.TrimRight(ni.HTTPURL, "/") + clusternode.PeerPathPrefix + op + "?sum=" + bodySum(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-	if err != nil {
-		return peerReply{}, fmt.Errorf("%w: node %s's HTTP URL %q: %w", errPeerFailed, ni.ID, ni.HTTPURL, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	c.node.SignRequest(req)
-	resp, err := c.Transport().RoundTrip(req)
-	if err != nil {
-		return peerReply{}, fmt.Errorf("%w: peer %s request to node %s: %w", errPeerFailed, op, ni.ID, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, peerBodyLimit+1))
-	switch {
-	case err != nil:
-		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s: %w", errPeerFailed, op, ni.ID, err)
-	case len(data) > peerBodyLimit:
-		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s is over %d bytes", errPeerFailed, op, ni.ID, peerBodyLimit)
-	case resp.StatusCode != http.StatusOK:
-		return peerReply{}, fmt.Errorf("%w: node %s answered peer %s with %s: %s", errPeerFailed, ni.ID, op, resp.Status, truncate(strings.TrimSpace(string(data)), 200))
-	}
 	var reply peerReply
-	if err := json.Unmarshal(data, &reply); err != nil {
-		return peerReply{}, fmt.Errorf("%w: peer %s answer of node %s is not JSON: %w", errPeerFailed, op, ni.ID, err)
+	if err := c.CallPeer(ctx, ni, op, in, &reply); err != nil {
+		return peerReply{}, err
 	}
 	return reply, nil
 }
 
-// servePeer serves /_raxol/peer/<op> for peer, the node whose MAC
-// the membership's ServePeerChecked verified ("" when the request
-// carried none): clusternode.Config.ServePeer.
-func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer string) {
-	switch {
-	case peer == "":
-		c.RefuseForged(w, r, fmt.Errorf("%w: no peer headers on a peer endpoint", cluster.ErrForgedPeer))
-		return
-	case len(r.Header.Values("X-Forwarded-For")) > 0:
-		// Signed by a node's proxy: a client's request passed on, never
-		// a node's own.
-		c.RefuseForged(w, r, fmt.Errorf("%w: a proxied request on a peer endpoint", cluster.ErrForgedPeer))
-		return
-	case r.Method != http.MethodPost:
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "peer endpoints take POST", http.StatusMethodNotAllowed)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, peerBodyLimit)
-	if code, err := mcpbridge.ReadBody(w, r, c.bodyTimeout, 0); err != nil {
-		http.Error(w, "peer request: "+err.Error(), code)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	if r.URL.Query().Get("sum") != bodySum(body) {
-		c.RefuseForged(w, r, fmt.Errorf("%w: the body does not match the signed digest", cluster.ErrForgedPeer))
-		return
-	}
+// servePeer answers /_raxol/peer/<op> for peer, the node whose MAC the
+// membership verified, with body, the signed one
+// (clusternode.Config.ServePeer).
+func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer, op string, body []byte) {
 	h := c.control
-	op := strings.TrimPrefix(r.URL.Path, clusternode.PeerPathPrefix)
 	if op != "start" && op != "stop" {
 		http.Error(w, fmt.Sprintf("no peer endpoint %q", op), http.StatusNotFound)
 		return
@@ -343,8 +224,8 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 	var reply peerReply
 	switch op {
 	case "start":
-		var in peerCaller
-		owner, err := decodePeer(body, &in, func() (session.Owner, error) { return in.owner() })
+		var in clusternode.Caller
+		owner, err := decodePeer(body, &in, func() (session.Owner, error) { return in.Owner() })
 		if err != nil {
 			http.Error(w, "peer start: "+err.Error(), http.StatusBadRequest)
 			return
@@ -367,12 +248,12 @@ func (c *clusterNode) servePeer(w http.ResponseWriter, r *http.Request, peer str
 			reply.Start = &a
 		}
 	case "stop":
-		var in peerStop
+		var in clusternode.StopRequest
 		owner, err := decodePeer(body, &in, func() (session.Owner, error) {
 			if in.ID == "" || len(in.ID) > 256 {
 				return session.Owner{}, errors.New(`want {"id": "<session id>", ...}`)
 			}
-			return in.owner()
+			return in.Owner()
 		})
 		if err != nil {
 			http.Error(w, "peer stop: "+err.Error(), http.StatusBadRequest)

@@ -31,11 +31,6 @@ var ErrSnapshotVersion = errors.New("snapshot written with another model version
 // balancer's TCP health check, typically, not worth a warning.
 var errSilentProxyConn = errors.New("closed without sending a PROXY protocol header")
 
-// errPeerFailed is wrapped by the error of a peer request that got no
-// answer of the protocol's: the peer is unreachable, failed, or is not
-// a node of this version.
-var errPeerFailed = errors.New("the peer node gave no usable answer")
-
 // errNotAPeer is wrapped by a bridge's error when the server reached did
 // not prove it holds the cluster's peer key.
 var errNotAPeer = errors.New("the server did not prove it is a node of this cluster")

@@ -3,8 +3,9 @@
 // kept up to date with this node's sessions, fencing, giving up a
 // session another node claimed, HTTP for a session another node holds
 // passed to it through one reverse proxy, peers' signed requests
-// verified, and the adoption of saved sessions a lost or drained node
-// left.
+// verified, the peer requests nodes send each other (signed, their body's
+// digest in the URI, checked before the server answers them), and the
+// adoption of saved sessions a lost or drained node left.
 //
 // What flows in: a Config (the cluster.Node joined, the session
 // registry, Entries: what the directory should say about this node's

@@ -28,8 +28,8 @@ func FromPeer(r *http.Request) bool {
 // ServePeerChecked refuses a request that claims to come from a peer
 // without proof of the cluster secret, and marks one with proof, so that
 // its X-Forwarded-For is believed and it is never passed on again; then
-// serves a peer endpoint's with the server's ServePeer, and any other
-// with next.
+// serves a peer endpoint's (servePeerRequest, then the server's
+// ServePeer), and any other with next.
 func (n *Node) ServePeerChecked(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	peer, err := n.node.VerifyRequest(r)
 	switch {
@@ -40,7 +40,7 @@ func (n *Node) ServePeerChecked(w http.ResponseWriter, r *http.Request, next htt
 		r = r.WithContext(context.WithValue(r.Context(), peerKey{}, peer))
 	}
 	if strings.HasPrefix(r.URL.Path, PeerPathPrefix) {
-		n.servePeer(w, r, peer)
+		n.servePeerRequest(w, r, peer)
 		return
 	}
 	next.ServeHTTP(w, r)

@@ -33,9 +33,11 @@ type Config struct {
 	// ClientIP is the address a request came from, as the server's
 	// trusted proxies tell it: what a passed-on request carries.
 	ClientIP func(*http.Request) string
-	// ServePeer serves /_raxol/peer/<op> for peer, the node whose proof
-	// ServePeerChecked verified ("" when the request carried none).
-	ServePeer func(w http.ResponseWriter, r *http.Request, peer string)
+	// ServePeer answers a peer's request to /_raxol/peer/<op>, its proof
+	// and its body checked (peer is the node that signed it).
+	ServePeer func(w http.ResponseWriter, r *http.Request, peer, op string, body []byte)
+	// BodyTimeout bounds the reading of a peer request's body.
+	BodyTimeout time.Duration
 }
 
 // Node is the server's membership in a cluster: the one owner of what the
@@ -44,13 +46,14 @@ type Node struct {
 	node *cluster.Node
 
 	// What it uses of the server, given at New.
-	log       *slog.Logger
-	metrics   *metrics.Metrics
-	sessions  *session.Manager
-	entries   func() map[string]cluster.SessionEntry
-	saver     *atomic.Pointer[saver.Saver]
-	clientIP  func(*http.Request) string
-	servePeer func(w http.ResponseWriter, r *http.Request, peer string)
+	log         *slog.Logger
+	metrics     *metrics.Metrics
+	sessions    *session.Manager
+	entries     func() map[string]cluster.SessionEntry
+	saver       *atomic.Pointer[saver.Saver]
+	clientIP    func(*http.Request) string
+	servePeer   func(w http.ResponseWriter, r *http.Request, peer, op string, body []byte)
+	bodyTimeout time.Duration
 
 	poke   chan struct{}      // a session changed: sync now
 	flush  chan chan struct{} // AnnounceNow: closed after the next sync
@@ -73,20 +76,21 @@ type Node struct {
 func New(c Config) *Node {
 	runCtx, stop := context.WithCancel(context.Background())
 	n := &Node{
-		node:      c.Cluster,
-		log:       c.Log,
-		metrics:   c.Metrics,
-		sessions:  c.Sessions,
-		entries:   c.Entries,
-		saver:     c.Saver,
-		clientIP:  c.ClientIP,
-		servePeer: c.ServePeer,
-		poke:      make(chan struct{}, 1),
-		flush:     make(chan chan struct{}),
-		cancel:    stop,
-		done:      make(chan struct{}),
-		announced: make(map[string]cluster.SessionEntry),
-		transport: peerTransport(),
+		node:        c.Cluster,
+		log:         c.Log,
+		metrics:     c.Metrics,
+		sessions:    c.Sessions,
+		entries:     c.Entries,
+		saver:       c.Saver,
+		clientIP:    c.ClientIP,
+		servePeer:   c.ServePeer,
+		bodyTimeout: c.BodyTimeout,
+		poke:        make(chan struct{}, 1),
+		flush:       make(chan chan struct{}),
+		cancel:      stop,
+		done:        make(chan struct{}),
+		announced:   make(map[string]cluster.SessionEntry),
+		transport:   peerTransport(),
 	}
 	n.proxy = n.newProxy()
 	// A session another node claimed is given up by the next sync; Fenced

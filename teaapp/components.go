@@ -476,6 +476,18 @@ func rootValue(m tea.Model, write bool) (reflect.Value, func() tea.Model) {
 	if !write {
 		return readRoot(m, rv), func() tea.Model { return m }
 	}
+	if rv.IsValid() && rv.Type().Size() > unsafe.Sizeof(uintptr(0)) {
+		// The copy is changed, then handed out as the next model as it
+		// is: an interface of m's type holding a pointer to it, as Go
+		// boxes such a value (readRoot), not copied into a box again.
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		return p.Elem(), func() tea.Model {
+			next := m
+			(*[2]unsafe.Pointer)(unsafe.Pointer(&next))[1] = p.UnsafePointer()
+			return next
+		}
+	}
 	c := addressable(rv)
 	return c, func() tea.Model {
 		if n, ok := c.Interface().(tea.Model); ok {

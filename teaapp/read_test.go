@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // bytesPer is the heap allocated per call of fn, over n calls.
@@ -122,5 +123,40 @@ func TestSplitViewTakesUnchangedLines(t *testing.T) {
 	}
 	if got.text() != "title\nbolder line\nsame red\nlast    col\nnew" {
 		t.Errorf("text %q", got.text())
+	}
+}
+
+// cleanParts gives, with the clean line, what ansi.Strip and
+// ansi.StringWidth give of it, for ASCII and other text alike.
+func TestCleanPartsAgreesWithStripAndWidth(t *testing.T) {
+	for _, l := range []string{
+		"plain", "", "\x1b[1mbold\x1b[0m and \x1b[38;2;1;2;3mtrue\x1b[m",
+		"tab\there\tand\x1b[1m\tbold", "\x1b]8;;https://x.test\x1b\\link\x1b]8;;\x1b\\ after",
+		"wide 漢字 and \x1b[31m😀\x1b[0m", "e\u0301 combining", "👨\x01\u200d👩 joined across a control",
+		"a\x1b[2Jb\x1b[10;10Hc\x1b]52;c;eA==\x07d", "unterminated \x1b[31", "bidi \u202eevil\u202c",
+		"flags 🇫🇷\x1b[1m🇩🇪", "ctrl\x00\x7f chars", "🇫\x1b[2J🇷 joined once cleaned", "\u1100\x01\u1161 jamo joined",
+	} {
+		clean, plain, width := cleanParts(l)
+		if clean != cleanLine(l) {
+			t.Errorf("%q: clean %q, cleanLine %q", l, clean, cleanLine(l))
+		}
+		if want := ansi.Strip(clean); plain != want {
+			t.Errorf("%q: plain %q, ansi.Strip %q", l, plain, want)
+		}
+		if want := ansi.StringWidth(clean); width != want {
+			t.Errorf("%q: width %d, ansi.StringWidth %d", l, width, want)
+		}
+	}
+}
+
+// A change to a value model's component copies the model once: the
+// changed copy is the next model, not copied again into an interface.
+func TestSetComponentCopiesOnce(t *testing.T) {
+	var m tea.Model = benchProgram{search: textinput.New()}
+	comps := discover(m, &config{})
+	set := func(ptr any) error { ptr.(*textinput.Model).SetValue("x"); return nil }
+	n := bytesPer(200, func() { _, _ = setComponent(m, comps[0], set) })
+	if size := uint64(unsafe.Sizeof(benchProgram{})); n > size+size/2 {
+		t.Errorf("setComponent allocates %d bytes, the model is %d: copied more than once", n, size)
 	}
 }

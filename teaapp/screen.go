@@ -199,13 +199,7 @@ func splitView(content string, prev *viewText) viewText {
 			v.lines[i], v.widths[i], v.plain[i] = prev.lines[i], prev.widths[i], prev.plain[i]
 			continue
 		}
-		c := cleanLine(l)
-		v.lines[i], v.widths[i] = c, ansi.StringWidth(c)
-		if plainLine(c) {
-			v.plain[i] = c
-		} else {
-			v.plain[i] = ansi.Strip(c)
-		}
+		v.lines[i], v.plain[i], v.widths[i] = cleanParts(l)
 	}
 	return v
 }
@@ -221,32 +215,49 @@ func (v *viewText) text() string { return strings.Join(v.plain, "\n") }
 // tab becomes spaces to the next multiple of 8. Nothing it keeps can
 // move the cursor or draw outside the line.
 func cleanLine(l string) string {
+	c, _, _ := cleanParts(l)
+	return c
+}
+
+// cleanParts is cleanLine, with the clean line's text without styling
+// (ansi.Strip of it) and the cells it takes (ansi.StringWidth of it),
+// both from the same pass where its text is ASCII (where the text is
+// not, the width is measured again: dropping what lies between two
+// characters may join them into one).
+func cleanParts(l string) (clean, plain string, width int) {
 	if len(l) > maxLineBytes {
 		l = l[:maxLineBytes]
 	}
 	if plainLine(l) {
-		return l // most lines: nothing to take out
+		return l, l, len(l) // most lines: nothing to take out
 	}
-	var b strings.Builder
+	var b, p strings.Builder
 	b.Grow(len(l))
+	p.Grow(len(l))
 	var state byte
 	col := 0
+	ascii := true
 	for len(l) > 0 {
-		seq, width, n, next := ansi.DecodeSequence(l, state, nil)
+		seq, w, n, next := ansi.DecodeSequence(l, state, nil)
 		state = next
 		if n <= 0 {
 			break
 		}
 		l = l[n:]
 		switch {
-		case width > 0:
+		case w > 0:
+			if len(seq) != 1 {
+				ascii = false
+			}
 			if !strings.ContainsFunc(seq, unsafeRune) {
 				b.WriteString(seq)
-				col += width
+				p.WriteString(seq)
+				col += w
 			}
 		case seq == "\t":
 			pad := 8 - col%8
-			b.WriteString(strings.Repeat(" ", pad))
+			b.WriteString(spaces[:pad])
+			p.WriteString(spaces[:pad])
 			col += pad
 		case isSGR(seq), isHyperlink(seq):
 			b.WriteString(seq)
@@ -254,10 +265,17 @@ func cleanLine(l string) string {
 	}
 	if state != ansi.NormalState {
 		// An unterminated sequence at the end: dropped with the rest.
-		return b.String() + ansi.ResetStyle
+		b.WriteString(ansi.ResetStyle)
 	}
-	return b.String()
+	clean, plain = b.String(), p.String()
+	if !ascii {
+		col = ansi.StringWidth(clean)
+	}
+	return clean, plain, col
 }
+
+// spaces are the spaces a tab becomes (at most 8).
+const spaces = "        "
 
 // plainLine reports whether l is printable ASCII only: kept as it is.
 func plainLine(l string) bool {

@@ -141,6 +141,9 @@ func (o *componentOptions) isSensitive(f found) bool {
 
 // extraActions returns the actions WithAction added to f.
 func (o *componentOptions) extraActions(f found) []extraAction {
+	if len(o.actions) == 0 {
+		return nil
+	}
 	p := o.componentPath(f)
 	out := append([]extraAction(nil), o.actions[f.Name]...)
 	if p != f.Name {

@@ -201,7 +201,8 @@ func componentWidgetsFocus(m tea.Model, comps []found, screen string, prev map[s
 		}
 		w := compWidget{name: f.Name, kind: f.Kind, sensitive: opts.isSensitive(f)}
 		var before *compState
-		p, hadPrev := prev[f.Name].(compWidget)
+		pw := prev[f.Name]
+		p, hadPrev := pw.(compWidget)
 		if hadPrev && p.kind == f.Kind {
 			before = &p.st
 		}
@@ -226,7 +227,7 @@ func componentWidgetsFocus(m tea.Model, comps []found, screen string, prev map[s
 			w.extra = append(w.extra, x.spec)
 		}
 		if unchanged && w.SameAs(p) {
-			out = append(out, p)
+			out = append(out, pw) // as the last view held it: not boxed again
 			continue
 		}
 		out = append(out, w)

@@ -45,5 +45,11 @@ func TestMCPEndpointBodyDeadlineAndHost(t *testing.T) {
 		if code, _ := testkit.RawHTTP(t, srv.HTTPAddr(), []string{head(h)}, []string{body}, 0); code != http.StatusBadRequest {
 			t.Errorf("Host %q on /mcp: %d, want 400", h, code)
 		}
+		// With an Origin (which the Origin check compares with the Host)
+		// the malformed Host is still what is refused.
+		withOrigin := strings.Replace(head(h), "\r\nContent-Type:", "\r\nOrigin: http://localhost\r\nContent-Type:", 1)
+		if code, _ := testkit.RawHTTP(t, srv.HTTPAddr(), []string{withOrigin}, []string{body}, 0); code != http.StatusBadRequest {
+			t.Errorf("Host %q on /mcp with an Origin: %d, want 400", h, code)
+		}
 	}
 }

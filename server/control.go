@@ -242,14 +242,16 @@ func (h *controlEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if !mcpbridge.OriginAllowed(r, h.opts.MCP.TrustedOrigins) {
-		h.metrics.MCPRejected("origin")
-		http.Error(w, "cross-origin request refused", http.StatusForbidden)
-		return
-	}
+	// A malformed Host is refused before the Origin check, which compares
+	// the Origin with it.
 	if !mcpbridge.HostWellFormed(r.Host) {
 		h.metrics.MCPRejected("host")
 		http.Error(w, "malformed Host header", http.StatusBadRequest)
+		return
+	}
+	if !mcpbridge.OriginAllowed(r, h.opts.MCP.TrustedOrigins) {
+		h.metrics.MCPRejected("origin")
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
 	}
 	if !mcpbridge.HostAllowed(r, h.opts.MCP.AllowedHosts) {

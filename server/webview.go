@@ -78,6 +78,7 @@ type webViews struct {
 	sessions     *session.Manager
 	allowedHosts []string
 	origins      []string
+	bodyTimeout  time.Duration  // a posted body arrives within it (MCPOptions.BodyTimeout) or is answered 408
 	joinTimeout  time.Duration  // how long the owner is asked
 	arming       time.Duration  // how long a prompt ignores answers (negative: none)
 	viewers      *slots[string] // live channels per session id: Limits.MaxBrowsersPerSession
@@ -136,7 +137,7 @@ type viewGrant struct {
 }
 
 func newWebViews(log *slog.Logger, m *metrics.Metrics, sessions *session.Manager, opts Options) *webViews {
-	return &webViews{log: log, metrics: m, sessions: sessions, allowedHosts: opts.MCP.AllowedHosts, origins: opts.MCP.TrustedOrigins,
+	return &webViews{log: log, metrics: m, sessions: sessions, allowedHosts: opts.MCP.AllowedHosts, origins: opts.MCP.TrustedOrigins, bodyTimeout: opts.MCP.BodyTimeout,
 		joinTimeout: opts.SSH.JoinTimeout, arming: opts.SSH.PromptArming, viewers: newSlots[string](opts.Limits.MaxBrowsersPerSession),
 		now: time.Now, links: map[[32]byte]viewAccess{}, grants: map[[32]byte]*viewGrant{}, renders: map[string]*sessionRenders{}}
 }
@@ -522,11 +523,15 @@ func (v *webViews) serve(w http.ResponseWriter, r *http.Request, id, rest string
 	case post && r.Method != http.MethodPost, !post && r.Method != http.MethodGet && r.Method != http.MethodHead:
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
+	case !mcpbridge.HostWellFormed(r.Host):
+		v.metrics.MCPRejected("host")
+		http.Error(w, "malformed Host header", http.StatusBadRequest)
+		return
 	case !mcpbridge.OriginAllowed(r, v.origins), post && r.Header.Get("Origin") == "":
 		v.metrics.MCPRejected("origin")
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 		return
-	case !mcpbridge.HostWellFormed(r.Host) || !mcpbridge.HostAllowed(r, v.allowedHosts):
+	case !mcpbridge.HostAllowed(r, v.allowedHosts):
 		v.metrics.MCPRejected("host")
 		http.Error(w, "this host name is not served", http.StatusForbidden)
 		return

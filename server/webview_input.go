@@ -15,6 +15,7 @@ import (
 
 	"github.com/raxol-ssh/raxol-ssh/dispatcher"
 	"github.com/raxol-ssh/raxol-ssh/internal/keyname"
+	"github.com/raxol-ssh/raxol-ssh/mcpbridge"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -46,12 +47,41 @@ var (
 	errViewTooFast   = errors.New("too many events: slow down")
 )
 
-// readViewJSON decodes a browser's JSON body into dst, bounded and strict.
-func readViewJSON(w http.ResponseWriter, r *http.Request, dst any) error {
+// viewBodyError is a body that did not arrive whole within the deadline:
+// answered 408, not 400.
+type viewBodyError struct {
+	code int
+	err  error
+}
+
+func (e viewBodyError) Error() string { return e.err.Error() }
+func (e viewBodyError) Unwrap() error { return e.err }
+
+// viewStatus is the status a refusal of what a browser sent is answered
+// with: the body's own, else code.
+func viewStatus(err error, code int) int {
+	var be viewBodyError
+	if errors.As(err, &be) {
+		return be.code
+	}
+	return code
+}
+
+// readJSON decodes a browser's JSON body into dst, bounded (in size, and
+// in time by MCPOptions.BodyTimeout, as an agent's body is) and strict.
+func (v *webViews) readJSON(w http.ResponseWriter, r *http.Request, dst any) error {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return fmt.Errorf("%w: Content-Type must be application/json", errViewBadEvent)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, viewInputMaxBody))
+	r.Body = http.MaxBytesReader(w, r.Body, viewInputMaxBody)
+	if code, err := mcpbridge.ReadBody(w, r, v.bodyTimeout, 0); err != nil {
+		if !errors.Is(err, mcpbridge.ErrBodyTimeout) {
+			return fmt.Errorf("%w: %v", errViewBadEvent, err) // too large, or cut short: malformed
+		}
+		v.metrics.MCPRejected(mcpbridge.BodyRejection(err))
+		return viewBodyError{code, err}
+	}
+	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return fmt.Errorf("%w: %v", errViewBadEvent, err)
@@ -102,8 +132,8 @@ func (e viewEvent) uiEvent() (ui.Event, error) {
 // this browser's).
 func (v *webViews) input(w http.ResponseWriter, r *http.Request, se *session.Session, g *viewGrant) {
 	var e viewEvent
-	if err := readViewJSON(w, r, &e); err != nil {
-		viewError(w, http.StatusBadRequest, err)
+	if err := v.readJSON(w, r, &e); err != nil {
+		viewError(w, viewStatus(err, http.StatusBadRequest), err)
 		return
 	}
 	if v.roleOf(g) < viewDriver {
@@ -166,8 +196,8 @@ var viewAnswers = map[string]session.Approval{
 // swallowed.
 func (v *webViews) answer(w http.ResponseWriter, r *http.Request, se *session.Session, g *viewGrant) {
 	var a viewAnswer
-	if err := readViewJSON(w, r, &a); err != nil {
-		viewError(w, http.StatusBadRequest, err)
+	if err := v.readJSON(w, r, &a); err != nil {
+		viewError(w, viewStatus(err, http.StatusBadRequest), err)
 		return
 	}
 	if v.roleOf(g) != viewOwner {
@@ -206,8 +236,8 @@ func (v *webViews) remove(w http.ResponseWriter, r *http.Request, se *session.Se
 	var req struct {
 		Name string `json:"name"`
 	}
-	if err := readViewJSON(w, r, &req); err != nil {
-		viewError(w, http.StatusBadRequest, err)
+	if err := v.readJSON(w, r, &req); err != nil {
+		viewError(w, viewStatus(err, http.StatusBadRequest), err)
 		return
 	}
 	if v.roleOf(g) != viewOwner {

@@ -89,7 +89,7 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 		if err != nil {
 			return err
 		}
-		if bindingOf(k) == bindQuit {
+		if b := bindingOf(k); b == bindQuit || (humansOnly(b) && !(m.hosted() && programTakes(b))) {
 			return fmt.Errorf("key %q is reserved to the human", name)
 		}
 		keys = append(keys, k)
@@ -99,6 +99,18 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 		m.keyFrom(k, origin)
 	}
 	return nil
+}
+
+// humansOnly reports whether b is one of the terminal's own controls
+// (the attach panel with the token and a browser link, the activity log,
+// pause, focus only, a new token, removing browsers): an agent's keys
+// never press them, though its answer would show what they open.
+func humansOnly(b binding) bool {
+	switch b {
+	case bindQuit, bindAttach, bindLog, bindPause, bindFocusOnly, bindRotateToken, bindRemoveBrowsers:
+		return true
+	}
+	return false
 }
 
 func (m *Model) keyFrom(k tea.KeyPressMsg, origin dispatcher.Origin) tea.Cmd {

@@ -827,3 +827,44 @@ func TestAFocusMoveWakesWatchersOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentKeysNeverPressTheHumansControls: an agent's raxol_send_key
+// cannot open the owner's attach panel (the token and a browser link,
+// which its answer's screen would then carry), the activity log, pause,
+// focus only, a new token or the browsers' removal: each is refused, the
+// whole batch with it, and nothing of the terminal changes.
+func TestAgentKeysNeverPressTheHumansControls(t *testing.T) {
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, _, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, Options{Terminal: "u", Primary: true, Role: RoleOwner})
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	token := s.Token()
+	res := make(chan error, 1)
+	for _, k := range []string{"ctrl+o", "ctrl+g", "ctrl+p", "ctrl+f", "ctrl+r", "ctrl+x"} {
+		m.Update(AgentKeysMsg{Agent: "bot", Keys: []string{"h", k}, Result: res})
+		// ctrl+o is a key name agents may send (it reaches widgets and
+		// hosted programs as a key); the others are no key names at all.
+		if err := <-res; err == nil || (k == "ctrl+o" && !strings.Contains(err.Error(), "reserved to the human")) {
+			t.Errorf("an agent's %s: %v, want refused as the human's", k, err)
+		}
+	}
+	if m.showAttach || m.showLog {
+		t.Errorf("an agent's keys opened the attach panel (%v) or the log (%v)", m.showAttach, m.showLog)
+	}
+	if c := s.Control(); c.Paused || c.FocusOnly {
+		t.Errorf("an agent's keys changed the control: %+v", c)
+	}
+	if s.Token() != token || model(s).name != "" {
+		t.Errorf("token changed %v, model %q: a refused batch presses nothing", s.Token() != token, model(s).name)
+	}
+	// The human's own ctrl+o still opens it.
+	m.Update(key("ctrl+o"))
+	if !m.showAttach {
+		t.Error("the owner's ctrl+o did not open the attach panel")
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
 	"github.com/raxol-ssh/raxol-ssh/tui"
@@ -274,26 +274,7 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 func servePosture(t *testing.T, app server.App) string {
 	t.Helper()
 	var logs testkit.SyncBuffer
-	srv, err := server.New(app, server.Options{
-		SSH:     server.SSHOptions{Addr: "127.0.0.1:0"},
-		MCP:     server.MCPOptions{Addr: "127.0.0.1:0"},
-		DataDir: t.TempDir(),
-		Logger:  slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.StartOn(sshLn, httpLn); err != nil {
-		t.Fatal(err)
-	}
+	srv := testserve.Start(t, app, server.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -21,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
@@ -153,35 +152,7 @@ func serve(t *testing.T, app server.App) *server.Server {
 // serveAt serves app with its data (host key, saved sessions) in dir.
 func serveAt(t *testing.T, app server.App, dir string) *server.Server {
 	t.Helper()
-	testkit.EndToEnd(t)
-	lw := testkit.NewLogWriter(t)
-	srv, err := server.New(app, server.Options{
-		SSH:          server.SSHOptions{Addr: "127.0.0.1:0", PromptArming: 50 * time.Millisecond},
-		MCP:          server.MCPOptions{Addr: "127.0.0.1:0", ToolCallsPerSecond: 1000, ToolCallBurst: 1000},
-		DataDir:      dir,
-		Logger:       slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		DrainTimeout: 5 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.StartOn(sshLn, httpLn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	return srv
+	return testserve.Start(t, app, server.Options{DataDir: dir})
 }
 
 // onlySession waits for the server's one session.

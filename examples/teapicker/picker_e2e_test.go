@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
 	"github.com/raxol-ssh/raxol-ssh/server"
 	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/tui"
@@ -25,34 +24,7 @@ const waitLong = 15 * time.Second
 // when the test ends.
 func serveE2E(t *testing.T, app server.App) *server.Server {
 	t.Helper()
-	testkit.EndToEnd(t)
-	srv, err := server.New(app, server.Options{
-		SSH:          server.SSHOptions{Addr: "127.0.0.1:0", PromptArming: 50 * time.Millisecond},
-		MCP:          server.MCPOptions{Addr: "127.0.0.1:0", ToolCallsPerSecond: 1000, ToolCallBurst: 1000},
-		DataDir:      t.TempDir(),
-		Logger:       slog.New(slog.NewTextHandler(testkit.NewLogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo})),
-		DrainTimeout: 5 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sshLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	httpLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.StartOn(sshLn, httpLn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	return srv
+	return testserve.Start(t, app, server.Options{})
 }
 
 // onlySession waits for the server's one live session.

@@ -196,8 +196,13 @@ func (c *sessionServer) sendKey(ctx context.Context, req *mcp.CallToolRequest) (
 		err = nil
 	}
 	if err != nil {
-		if errors.Is(err, session.ErrNoTerminal) {
+		switch {
+		case errors.Is(err, session.ErrNoTerminal):
 			return errorResult(ErrKindNoTerminal, "no terminal is attached to this session"), nil
+		case errors.Is(err, dispatcher.ErrUpdateFailed):
+			// The terminal pressed them and the app's Update failed on
+			// one: the keys before it were applied, it and those after not.
+			return errorResult(ErrKindUpdateFailed, "the app failed to apply a key; the keys before it were applied, that key and those after it were not"), nil
 		}
 		return errorResult(ErrKindInvalidArgs, err.Error()), nil
 	}

@@ -223,13 +223,12 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 	}
 
 	// An agent's key that makes Update panic: pressed in the human's
-	// terminal, as if typed there, it is answered (raxol_send_key with a
-	// terminal reports the keys pressed, not what folding them did) before
+	// terminal, as if typed there, it is answered update_failed before
 	// the session ends.
 	se := onlySession(t, srv)
 	cs := agent(t, srv, se)
-	if text, _, err := tryCall(cs, "raxol_send_key", map[string]any{"keys": []string{"x"}}); err != nil {
-		t.Errorf("the key that made Update panic was not answered: %v (%q)", err, text)
+	if text, isErr, err := tryCall(cs, "raxol_send_key", map[string]any{"keys": []string{"x"}}); err != nil || !isErr || !strings.Contains(text, "update_failed") {
+		t.Errorf("the key that made Update panic answered %q (isError %v, err %v), want update_failed", text, isErr, err)
 	}
 	select {
 	case <-human.exited:

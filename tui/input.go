@@ -19,6 +19,9 @@ import (
 type inputState struct {
 	focus string // the focused widget
 	hover string // widget under the mouse
+	// routeErr is the last routed input's fold error (routeFrom), read
+	// by agentKeys to tell an agent its key made the app fail.
+	routeErr error
 }
 
 // keyPress handles a key typed in this terminal: an observer's keys only
@@ -95,8 +98,14 @@ func (m *Model) agentKeys(msg AgentKeysMsg) error {
 		keys = append(keys, k)
 	}
 	origin := dispatcher.Origin{Kind: dispatcher.OriginAgent, Name: msg.Agent}
-	for _, k := range keys {
+	for i, k := range keys {
+		m.routeErr = nil
 		m.keyFrom(k, origin)
+		if errors.Is(m.routeErr, dispatcher.ErrUpdateFailed) {
+			// The app's Update failed on it (a panic): the agent is told,
+			// and the keys after it are not pressed.
+			return fmt.Errorf("key %q (%d of %d): %w", msg.Keys[i], i+1, len(keys), m.routeErr)
+		}
 	}
 	return nil
 }
@@ -236,7 +245,7 @@ func (m *Model) routeFrom(id string, ev ui.Event, origin dispatcher.Origin) {
 	}
 	// Errors (update_failed, timeout, closed) leave the screen as the
 	// latest snapshot shows it, which is the truth either way.
-	Route(ctx, m.sess, id, ev, origin, func(id string) (*ui.LocalState, func()) {
+	_, m.routeErr = Route(ctx, m.sess, id, ev, origin, func(id string) (*ui.LocalState, func()) {
 		m.mu.Lock()
 		return m.localLocked(id), m.mu.Unlock
 	})

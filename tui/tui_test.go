@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -866,5 +867,44 @@ func TestAgentKeysNeverPressTheHumansControls(t *testing.T) {
 	m.Update(key("ctrl+o"))
 	if !m.showAttach {
 		t.Error("the owner's ctrl+o did not open the attach panel")
+	}
+}
+
+// panicky is form whose Update panics when the name would end in "!".
+type panicky struct{ form }
+
+func (p panicky) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
+	if c, ok := msg.(ui.TextInputChanged); ok && strings.HasSuffix(c.Text, "!") {
+		panic("no exclamations")
+	}
+	next, cmd := p.form.Update(msg)
+	return panicky{next.(form)}, cmd
+}
+
+// TestAgentKeysReportAFailedUpdate: an agent's key on which the app's
+// Update panics is reported to the agent (dispatcher.ErrUpdateFailed,
+// which raxol_send_key answers update_failed), not as pressed; the keys
+// before it are applied, the ones after it are not pressed.
+func TestAgentKeysReportAFailedUpdate(t *testing.T) {
+	mgr := session.NewManager(nil)
+	t.Cleanup(mgr.Close)
+	s, _, err := mgr.Start("test", session.Owner{User: "u"}, panicky{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s, Options{Terminal: "u", Primary: true})
+	t.Cleanup(m.Close)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	res := make(chan error, 1)
+	m.Update(AgentKeysMsg{Agent: "bot", Keys: []string{"h", "!", "i"}, Result: res})
+	if err := <-res; !errors.Is(err, dispatcher.ErrUpdateFailed) {
+		t.Fatalf("keys whose second made Update panic: %v, want ErrUpdateFailed", err)
+	}
+	if name := s.Dispatcher.Snapshot().Model.(panicky).name; name != "h" {
+		t.Fatalf("name %q after the failed key: want %q (the key before applied, the one after not pressed)", name, "h")
+	}
+	m.Update(AgentKeysMsg{Agent: "bot", Keys: []string{"i"}, Result: res})
+	if err := <-res; err != nil {
+		t.Fatalf("a key after the failure: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,13 +77,34 @@ func New(t testing.TB) context.Context {
 
 // Run runs actions in the tab of ctx with a deadline, failing the test
 // with what on error.
+//
+// A live page replaces elements as patches arrive: a node found by its
+// selector can be gone by the time it is clicked ("Could not find node
+// with given id"). Such a run is tried again, up to three times, with the
+// selector looked up afresh; an action found stale has done nothing
+// (chromedp resolves the node before it clicks or types).
 func Run(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
+	for attempt := 1; ; attempt++ {
+		err := chromedp.Do(c, actions...)
+		if err == nil {
+			return
+		}
+		if attempt < 3 && staleNode(err) {
+			t.Logf("browser: %s: %v; the page replaced the element, trying again", what, err)
+			continue
+		}
 		t.Fatalf("browser: %s: %v", what, err)
 	}
+}
+
+// staleNode reports whether err is the DevTools protocol's answer for a
+// node the page has since removed.
+func staleNode(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not find node with given id") || strings.Contains(msg, "No node with given id found")
 }
 
 // Eval evaluates a JavaScript expression in the tab and returns its

@@ -51,8 +51,8 @@ func BenchmarkPacedCallAlternated(b *testing.B) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	bc := connectBench(b, bare.URL, "")
-	rc := connectBench(b, hs.URL+"/sessions/"+se.ID+"/mcp", se.Token())
+	bc := testkit.ConnectBench(b, bare.URL, "")
+	rc := testkit.ConnectBench(b, hs.URL+"/sessions/"+se.ID+"/mcp", se.Token())
 	const pace = 10 * time.Millisecond
 	ctx := context.Background()
 	var lb, lr []time.Duration
@@ -146,23 +146,7 @@ func cpuTime() time.Duration {
 func benchCalls(b *testing.B, url, token, tool string) { benchCallsWith(b, url, token, tool, callLoop) }
 
 func benchCallsWith(b *testing.B, url, token, tool string, loop func(*testing.B, string, ...*mcp.ClientSession)) {
-	loop(b, tool, connectBench(b, url, token))
-}
-
-// connectBench connects an agent to url (with a bearer token unless
-// token is ""), closed when b ends.
-func connectBench(b *testing.B, url, token string) *mcp.ClientSession {
-	hc := http.DefaultClient
-	if token != "" {
-		hc = &http.Client{Transport: testkit.Bearer(nil, token)}
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	return cs
+	loop(b, tool, testkit.ConnectBench(b, url, token))
 }
 
 // callLoop makes b.N write calls of tool, round-robin over agents, and

@@ -147,7 +147,7 @@ func bareEcho(b *testing.B) *mcp.ClientSession {
 	})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	b.Cleanup(hs.Close)
-	return benchConnect(b, hs.URL, "")
+	return testkit.ConnectBench(b, hs.URL, "")
 }
 
 // hostedBench serves benchProgram with New, starts one headless session
@@ -170,23 +170,7 @@ func hostedBench(b *testing.B) *mcp.ClientSession {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	b.Cleanup(hs.Close)
-	return benchConnect(b, hs.URL+"/sessions/"+se.ID+"/mcp", se.Token())
-}
-
-// benchConnect connects a go-sdk client to url (with a bearer token
-// unless token is ""), closed when b ends.
-func benchConnect(b *testing.B, url, token string) *mcp.ClientSession {
-	hc := http.DefaultClient
-	if token != "" {
-		hc = &http.Client{Transport: testkit.Bearer(nil, token)}
-	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return testkit.ConnectBench(b, hs.URL+"/sessions/"+se.ID+"/mcp", se.Token())
 }
 
 // benchCallLoop calls tool with {"text": ...} b.N times and reports the

@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -41,4 +42,22 @@ func MustCall(t testing.TB, cs *mcp.ClientSession, name string, args map[string]
 		t.Fatalf("%s: error result %s", name, text)
 	}
 	return out
+}
+
+// ConnectBench connects a go-sdk client to url over Streamable HTTP, with
+// no standalone stream (a benchmark's agent only calls), with a bearer
+// token unless token is ""; closed when tb ends.
+func ConnectBench(tb testing.TB, url, token string) *mcp.ClientSession {
+	tb.Helper()
+	hc := http.DefaultClient
+	if token != "" {
+		hc = &http.Client{Transport: Bearer(nil, token)}
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cs.Close() })
+	return cs
 }

@@ -225,8 +225,8 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 	// An agent's key that makes Update panic: pressed in the human's
 	// terminal, as if typed there, it is answered update_failed before
 	// the session ends.
-	se := onlySession(t, srv)
-	cs := agent(t, srv, se)
+	se := testserve.OnlySession(t, srv)
+	cs := testserve.Agent(t, srv, se)
 	if text, isErr, err := tryCall(cs, "raxol_send_key", map[string]any{"keys": []string{"x"}}); err != nil || !isErr || !strings.Contains(text, "update_failed") {
 		t.Errorf("the key that made Update panic answered %q (isError %v, err %v), want update_failed", text, isErr, err)
 	}
@@ -258,8 +258,8 @@ func TestRogueProgramOnTheWire(t *testing.T) {
 
 	// An agent's tool call whose keys make Update panic answers
 	// update_failed too, and ends that session.
-	se2 := onlySession(t, srv)
-	cs2 := agent(t, srv, se2)
+	se2 := testserve.OnlySession(t, srv)
+	cs2 := testserve.Agent(t, srv, se2)
 	if text, isErr, err := tryCall(cs2, "rogue.in.type_into", map[string]any{"text": "x"}); err != nil || !isErr || !strings.Contains(text, "update_failed") {
 		t.Errorf("the tool call that made Update panic answered %q (isError %v, err %v), want update_failed", text, isErr, err)
 	}
@@ -311,7 +311,7 @@ func TestLargerTerminalPadsAndSaysSo(t *testing.T) {
 	srv := serve(t, teaapp.New("signup", func(ui.Identity) tea.Model { return newForm(&sizes) }))
 	owner := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 60, 15)
 	owner.WaitFor("Name")
-	se := onlySession(t, srv)
+	se := testserve.OnlySession(t, srv)
 	joiner := testkit.RunSized(t, srv.SSHAddr(), "bob", testkit.NewKey(t), "join "+se.ID, 100, 30)
 	owner.WaitFor("Someone asks to join your session")
 	testkit.Eventually(t, waitLong, func() bool { return !strings.Contains(owner.Screen(), tui.ArmingNote) }, "the prompt to arm")

@@ -21,7 +21,6 @@ import (
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
 	"github.com/raxol-ssh/raxol-ssh/server"
-	"github.com/raxol-ssh/raxol-ssh/session"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -155,35 +154,6 @@ func serveAt(t *testing.T, app server.App, dir string) *server.Server {
 	return testserve.Start(t, app, server.Options{DataDir: dir})
 }
 
-// onlySession waits for the server's one session.
-func onlySession(t *testing.T, srv *server.Server) *session.Session {
-	t.Helper()
-	var se *session.Session
-	testkit.Eventually(t, waitLong, func() bool {
-		l := srv.LiveSessions()
-		if len(l) == 1 {
-			se = l[0]
-		}
-		return se != nil
-	}, "the session to start")
-	return se
-}
-
-// agent connects an MCP client to se's endpoint with its token.
-func agent(t *testing.T, srv *server.Server, se *session.Session) *mcp.ClientSession {
-	t.Helper()
-	hc := &http.Client{Transport: testkit.Bearer(http.DefaultTransport, se.Token())}
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
 // The list example's path: an agent selects the third dish by its label;
 // the human's screen shows the mark on it and nowhere else, and so does
 // raxol_screenshot; the human presses Enter and the program's goodbye is
@@ -192,8 +162,8 @@ func TestPickerOverSSHAndMCP(t *testing.T) {
 	srv := serve(t, teaapp.New("dinner", func(ui.Identity) tea.Model { return newPicker() }))
 	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	human.WaitFor("What do you want for dinner?")
-	se := onlySession(t, srv)
-	cs := agent(t, srv, se)
+	se := testserve.OnlySession(t, srv)
+	cs := testserve.Agent(t, srv, se)
 
 	testkit.MustCall(t, cs, "dinner.list.select", map[string]any{"label": "Hamburgers"})
 	human.WaitFor("> Hamburgers")
@@ -220,8 +190,8 @@ func TestFormAcrossTerminals(t *testing.T) {
 	srv := serve(t, teaapp.New("signup", func(ui.Identity) tea.Model { return newForm(&sizes) }, teaapp.AllowKeys()))
 	owner := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	owner.WaitFor("Name")
-	se := onlySession(t, srv)
-	cs := agent(t, srv, se)
+	se := testserve.OnlySession(t, srv)
+	cs := testserve.Agent(t, srv, se)
 
 	bob := testkit.RunSized(t, srv.SSHAddr(), "bob", testkit.NewKey(t), "join "+se.ID, 60, 15)
 	owner.WaitFor("Someone asks to join your session")
@@ -416,7 +386,7 @@ func TestSpinnerIsCheapForAgents(t *testing.T) {
 	baseline := runtime.NumGoroutine()
 	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	human.WaitFor("working")
-	se := onlySession(t, srv)
+	se := testserve.OnlySession(t, srv)
 
 	var changed atomic.Int32
 	own := &http.Transport{}
@@ -489,7 +459,7 @@ func TestHostedSessionSurvivesRestart(t *testing.T) {
 	owner.WaitFor("tally 0")
 	owner.Type("+++")
 	owner.WaitFor("tally 3")
-	id := onlySession(t, srv).ID
+	id := testserve.OnlySession(t, srv).ID
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

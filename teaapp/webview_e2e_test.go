@@ -14,6 +14,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
+	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
 	"github.com/raxol-ssh/raxol-ssh/teaapp"
 	"github.com/raxol-ssh/raxol-ssh/tui"
 	"github.com/raxol-ssh/raxol-ssh/ui"
@@ -27,7 +28,7 @@ func TestBrowserViewOfAHostedProgram(t *testing.T) {
 	srv := serve(t, teaapp.New("dinner", func(ui.Identity) tea.Model { return newPicker() }))
 	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	human.WaitFor("What do you want for dinner?")
-	se := onlySession(t, srv)
+	se := testserve.OnlySession(t, srv)
 
 	human.Type("\x0f") // ctrl+o: the attach panel, with the browser link
 	human.WaitFor("Open in a browser")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,22 +47,6 @@ func (s sized) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func serveE2E(t *testing.T, app server.App) *server.Server {
 	t.Helper()
 	return testserve.Start(t, app, server.Options{})
-}
-
-// agentE2E connects the go-sdk client to se's endpoint over HTTP with its
-// bearer token.
-func agentE2E(t *testing.T, srv *server.Server, se *session.Session) *mcp.ClientSession {
-	t.Helper()
-	hc := &http.Client{Transport: testkit.Bearer(http.DefaultTransport, se.Token())}
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
 }
 
 // approved calls a tool the app's policy asks the owner about, and the
@@ -139,7 +122,7 @@ func TestFormExampleAcrossTerminals(t *testing.T) {
 		}
 		return se != nil
 	}, "the session to start")
-	cs := agentE2E(t, srv, se)
+	cs := testserve.Agent(t, srv, se)
 
 	joiner := testkit.RunSized(t, srv.SSHAddr(), "bob", testkit.NewKey(t), "join "+se.ID, 60, 15)
 	owner.WaitFor("Someone asks to join your session")

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/internal/testserve"
@@ -27,35 +23,6 @@ func serveE2E(t *testing.T, app server.App) *server.Server {
 	return testserve.Start(t, app, server.Options{})
 }
 
-// onlySession waits for the server's one live session.
-func onlySession(t *testing.T, srv *server.Server) *session.Session {
-	t.Helper()
-	var se *session.Session
-	testkit.Eventually(t, waitLong, func() bool {
-		if l := srv.LiveSessions(); len(l) == 1 {
-			se = l[0]
-		}
-		return se != nil
-	}, "the session to start")
-	return se
-}
-
-// agentE2E connects the go-sdk client to se's endpoint over HTTP with its
-// bearer token.
-func agentE2E(t *testing.T, srv *server.Server, se *session.Session) *mcp.ClientSession {
-	t.Helper()
-	hc := &http.Client{Transport: testkit.Bearer(http.DefaultTransport, se.Token())}
-	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
-	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, nil).Connect(ctx, tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
 // lastLine is the last line of screen with anything on it, trimmed.
 func lastLine(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, " \n"), "\n")
@@ -70,8 +37,8 @@ func TestPickerExampleOverSSHAndMCP(t *testing.T) {
 	srv := serveE2E(t, App())
 	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	human.WaitFor("Which tea would you like?")
-	se := onlySession(t, srv)
-	cs := agentE2E(t, srv, se)
+	se := testserve.OnlySession(t, srv)
+	cs := testserve.Agent(t, srv, se)
 	if got := marked(human.Screen()); len(got) != 1 || got[0] != "> Sencha" {
 		t.Fatalf("marked lines at start = %q, want only the first tea:\n%s", got, human.Screen())
 	}
@@ -139,7 +106,7 @@ func TestPickerExampleAgentQuitAsksTheOwner(t *testing.T) {
 			}
 			return se != nil
 		}, "the session to start")
-		cs := agentE2E(t, srv, se)
+		cs := testserve.Agent(t, srv, se)
 
 		res := testkit.MustCall(t, cs, Name+".list.activate", map[string]any{"label": "Rooibos"})
 		if r, _ := res["result"].(map[string]any); r == nil {
@@ -179,8 +146,8 @@ func TestPickerExampleDefaultPolicy(t *testing.T) {
 	srv := serveE2E(t, App())
 	human := testkit.RunSized(t, srv.SSHAddr(), "alice", testkit.NewKey(t), "", 100, 30)
 	human.WaitFor("Which tea would you like?")
-	se := onlySession(t, srv)
-	cs := agentE2E(t, srv, se)
+	se := testserve.OnlySession(t, srv)
+	cs := testserve.Agent(t, srv, se)
 
 	// Typed tools and reads: no prompt.
 	testkit.MustCall(t, cs, Name+".list.select", map[string]any{"index": 1})

@@ -13,11 +13,15 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/raxol-ssh/raxol-ssh/internal/testkit"
 	"github.com/raxol-ssh/raxol-ssh/server"
+	"github.com/raxol-ssh/raxol-ssh/session"
 )
 
 // Defaults are the options Start serves with where o leaves them zero.
@@ -75,3 +79,37 @@ func Start(t testing.TB, app server.App, o server.Options) *server.Server {
 	})
 	return srv
 }
+
+// OnlySession waits (up to 15 s) until srv holds exactly one live session
+// and returns it.
+func OnlySession(t testing.TB, srv *server.Server) *session.Session {
+	t.Helper()
+	var se *session.Session
+	testkit.Eventually(t, waitLong, func() bool {
+		l := srv.LiveSessions()
+		if len(l) == 1 {
+			se = l[0]
+		}
+		return se != nil
+	}, "the session to start")
+	return se
+}
+
+// Agent connects a go-sdk client named "claude" to se's MCP endpoint on
+// srv over Streamable HTTP with the session's token; closed when t ends.
+func Agent(t testing.TB, srv *server.Server, se *session.Session) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: testkit.Bearer(http.DefaultTransport, se.Token())}
+	tr := &mcp.StreamableClientTransport{Endpoint: "http://" + srv.HTTPAddr() + "/sessions/" + se.ID + "/mcp", HTTPClient: hc}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "claude", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// waitLong bounds the waits of the helpers above.
+const waitLong = 15 * time.Second

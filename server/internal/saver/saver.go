@@ -35,22 +35,11 @@ const StoreTimeout = 5 * time.Second
 // goroutine (run) is started by Start and stopped by BeginDrain or Close.
 // A nil *Saver saves nothing: every method does nothing on it.
 type Saver struct {
-	// What it uses of the server, fixed at creation (Config).
-	app         string // the app's name, in every record
-	resumeGrace time.Duration
-	registry    *session.Manager // where restored sessions go
-	restore     RestoreFunc      // who owns them then
-	panics      *guard.Reporter  // the codec is the app's code
-	log         *slog.Logger
-	metrics     *metrics.Metrics
-	// home is what it asks about a session's home: Standalone on a single
-	// node, the cluster node in a cluster.
-	home Home
+	// cfg is what it was made with (Home never nil: Standalone on a
+	// single node, the cluster node in a cluster).
+	cfg Config
 
-	codec Codec
-	store store.Store
-	every time.Duration
-	max   int
+	store store.Store // cfg.Store, fenced in a cluster
 
 	// fence is the store, when it is a cluster's KV bucket: it writes a
 	// record only at the revision this node last saw, so a node whose
@@ -129,19 +118,16 @@ type Config struct {
 
 // New makes a saver; Start runs it.
 func New(c Config) *Saver {
+	if c.Home == nil {
+		c.Home = Standalone{}
+	}
 	p := &Saver{
-		app: c.App, resumeGrace: c.ResumeGrace, registry: c.Registry, restore: c.Restore,
-		panics: c.Panics, log: c.Log, metrics: c.Metrics, home: c.Home,
-		codec: c.Codec, store: c.Store,
-		every: c.Every, max: c.MaxBytes,
+		cfg: c, store: c.Store,
 		tracked: map[string]*saveState{}, deletes: map[string]struct{}{}, lost: map[string]struct{}{},
 		wake: make(chan struct{}, 1),
 	}
-	if p.home == nil {
-		p.home = Standalone{}
-	}
 	if cs, ok := c.Store.(store.Conditional); ok {
-		if _, alone := p.home.(Standalone); !alone {
+		if _, alone := c.Home.(Standalone); !alone {
 			p.fence = store.NewFenced(cs)
 			p.store = p.fence
 		}
@@ -157,7 +143,7 @@ func (p *Saver) Describe() string {
 	if p == nil {
 		return "off"
 	}
-	return fmt.Sprintf("%s (codec v%d, every %s, max %d bytes)", p.store.Describe(), p.codec.Version, p.every, p.max)
+	return fmt.Sprintf("%s (codec v%d, every %s, max %d bytes)", p.store.Describe(), p.cfg.Codec.Version, p.cfg.Every, p.cfg.MaxBytes)
 }
 
 // Start runs the saver.
@@ -172,7 +158,7 @@ func (p *Saver) Start() {
 
 func (p *Saver) run(ctx context.Context) {
 	defer close(p.done)
-	t := time.NewTicker(p.every)
+	t := time.NewTicker(p.cfg.Every)
 	defer t.Stop()
 	for {
 		select {
@@ -195,7 +181,7 @@ func (p *Saver) conflicted(id string, err error) bool {
 	if !errors.Is(err, store.ErrConflict) {
 		return false
 	}
-	p.log.Warn("session snapshot: another node wrote this session's record since this node last did; giving the session up",
+	p.cfg.Log.Warn("session snapshot: another node wrote this session's record since this node last did; giving the session up",
 		"session", id)
 	p.mu.Lock()
 	p.lost[id] = struct{}{}
@@ -219,7 +205,7 @@ func (p *Saver) giveUpLost() {
 	clear(p.lost)
 	p.mu.Unlock()
 	for _, id := range ids {
-		p.home.GiveUp(id)
+		p.cfg.Home.GiveUp(id)
 	}
 }
 
@@ -246,7 +232,7 @@ func (p *Saver) Track(se *session.Session, sshOwned bool, startedBy string) {
 	if p == nil {
 		return
 	}
-	if sshOwned && (se.Owner.KeyFingerprint == "" || p.resumeGrace <= 0) {
+	if sshOwned && (se.Owner.KeyFingerprint == "" || p.cfg.ResumeGrace <= 0) {
 		return // could never be resumed
 	}
 	p.mu.Lock()
@@ -268,7 +254,7 @@ func (p *Saver) Track(se *session.Session, sshOwned bool, startedBy string) {
 // adopts the session restores that record.
 func (p *Saver) hook(se *session.Session) {
 	se.SetSaver(func() error { return p.Save(se) })
-	if _, alone := p.home.(Standalone); !alone {
+	if _, alone := p.cfg.Home.(Standalone); !alone {
 		se.SetCommitter(func(ctx context.Context, v uint64) error { return p.commit(ctx, se, v) })
 	}
 }
@@ -341,12 +327,12 @@ func (p *Saver) deleteNow(ctx context.Context, id string) {
 	cancel()
 	if errors.Is(err, store.ErrConflict) {
 		// Another node wrote it since: the record is that node's.
-		p.log.Warn("an ended session's snapshot was written by another node since; left to it", "session", id)
+		p.cfg.Log.Warn("an ended session's snapshot was written by another node since; left to it", "session", id)
 		p.forget(id)
 		return
 	}
 	if err != nil {
-		p.log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
+		p.cfg.Log.Warn("deleting an ended session's snapshot failed; retrying", "session", id, "err", err)
 		p.mu.Lock()
 		p.deletes[id] = struct{}{}
 		p.mu.Unlock()
@@ -410,7 +396,7 @@ func (p *Saver) commit(ctx context.Context, se *session.Session, v uint64) error
 // held. It refuses a session that is not this node's to write (fencing).
 func (p *Saver) put(ctx context.Context, t *saveState) error {
 	se := t.se
-	if err := p.home.Fenced(se.ID); err != nil {
+	if err := p.cfg.Home.Fenced(se.ID); err != nil {
 		// Not this node's to write now: the record may be another node's.
 		return fmt.Errorf("session snapshot %s: %w: %w", se.ID, errFenced, err)
 	}
@@ -423,14 +409,14 @@ func (p *Saver) put(ctx context.Context, t *saveState) error {
 	err = p.store.Put(octx, se.ID, data)
 	cancel()
 	if err != nil {
-		p.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues("store").Inc()
 		if !p.conflicted(se.ID, err) {
-			p.log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
+			p.cfg.Log.Warn("session snapshot: the store refused it", "session", se.ID, "err", err)
 		}
 		return fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
-	p.metrics.SnapshotsSaved.Inc()
-	p.metrics.SnapshotBytes.Add(float64(len(data)))
+	p.cfg.Metrics.SnapshotsSaved.Inc()
+	p.cfg.Metrics.SnapshotBytes.Add(float64(len(data)))
 	p.mu.Lock()
 	t.stored, t.version, t.activity, t.access = true, v, a, acc
 	p.mu.Unlock()
@@ -486,7 +472,7 @@ func (p *Saver) Flush(ctx context.Context) {
 			// Fencing: a session another node claimed, or any while this
 			// node's lease lapsed, is not written (kept for a later flush).
 			if live, ok := p.tracked[j.t.se.ID]; ok && live == j.t && accessOf(j.t.se) == j.access &&
-				p.home.Fenced(j.t.se.ID) == nil {
+				p.cfg.Home.Fenced(j.t.se.ID) == nil {
 				cur = append(cur, j)
 			}
 		}
@@ -524,15 +510,15 @@ func (p *Saver) write(ctx context.Context, recs []store.Record) []bool {
 	}
 	done := func(i int) {
 		ok[i] = true
-		p.metrics.SnapshotsSaved.Inc()
-		p.metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
+		p.cfg.Metrics.SnapshotsSaved.Inc()
+		p.cfg.Metrics.SnapshotBytes.Add(float64(len(recs[i].Data)))
 	}
 	octx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	if b, batches := p.store.(store.Batcher); batches && len(recs) > 1 {
 		if err := b.PutMany(octx, recs); err != nil {
-			p.metrics.SnapshotFailures.WithLabelValues("store").Add(float64(len(recs)))
-			p.log.Warn("session snapshots: the store refused a batch", "sessions", len(recs), "err", err)
+			p.cfg.Metrics.SnapshotFailures.WithLabelValues("store").Add(float64(len(recs)))
+			p.cfg.Log.Warn("session snapshots: the store refused a batch", "sessions", len(recs), "err", err)
 			return ok
 		}
 		for i := range recs {
@@ -542,9 +528,9 @@ func (p *Saver) write(ctx context.Context, recs []store.Record) []bool {
 	}
 	for i, r := range recs {
 		if err := p.store.Put(octx, r.ID, r.Data); err != nil {
-			p.metrics.SnapshotFailures.WithLabelValues("store").Inc()
+			p.cfg.Metrics.SnapshotFailures.WithLabelValues("store").Inc()
 			if !p.conflicted(r.ID, err) {
-				p.log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
+				p.cfg.Log.Warn("session snapshot: the store refused it", "session", r.ID, "err", err)
 			}
 			continue
 		}
@@ -562,13 +548,13 @@ func (p *Saver) record(t *saveState) ([]byte, access, error) {
 	snap := se.Dispatcher.Snapshot()
 	var model []byte
 	var err error
-	if perr := se.Guard().Do(metrics.HookOther, "", func() { model, err = p.codec.Encode(snap.Model) }); perr != nil {
+	if perr := se.Guard().Do(metrics.HookOther, "", func() { model, err = p.cfg.Codec.Encode(snap.Model) }); perr != nil {
 		err = perr
 	}
 	if err != nil {
-		p.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues("encode").Inc()
 		if p.firstFailure(t) {
-			p.log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
+			p.cfg.Log.Warn("session snapshot: encoding the model failed; the session runs on unsaved", "session", se.ID, "err", err)
 		}
 		return nil, access{}, err
 	}
@@ -577,20 +563,20 @@ func (p *Saver) record(t *saveState) ([]byte, access, error) {
 	sshOwned, startedBy := t.sshOwned, t.startedBy
 	p.mu.Unlock()
 	rec := Record{
-		Format: recordFormat, App: p.app, Version: p.codec.Version,
+		Format: recordFormat, App: p.cfg.App, Version: p.cfg.Codec.Version,
 		ID: sv.ID, TokenSHA256: hex.EncodeToString(sv.TokenHash[:]), Owner: sv.Owner, Created: sv.Created,
 		Activity: sv.Activity, Control: sv.Control, SSHOwned: sshOwned, StartedBy: startedBy,
-		Node: p.home.ID(), SavedAt: time.Now(), Model: model,
+		Node: p.cfg.Home.ID(), SavedAt: time.Now(), Model: model,
 	}
 	data, err := json.Marshal(&rec)
 	if err != nil {
-		p.metrics.SnapshotFailures.WithLabelValues("encode").Inc()
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues("encode").Inc()
 		return nil, access{}, fmt.Errorf("session snapshot %s: %w", se.ID, err)
 	}
-	if len(data) > p.max {
-		p.metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
+	if len(data) > p.cfg.MaxBytes {
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues("too_large").Inc()
 		if p.firstFailure(t) {
-			p.log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.max)
+			p.cfg.Log.Warn("session snapshot larger than the cap; the session runs on unsaved", "session", se.ID, "bytes", len(data), "max", p.cfg.MaxBytes)
 		}
 		return nil, access{}, store.ErrTooLarge
 	}
@@ -652,17 +638,17 @@ func (p *Saver) RestoreAll(ctx context.Context) {
 	ids, err := p.store.List(lctx)
 	cancel()
 	if err != nil {
-		p.log.Warn("listing saved sessions failed; none restored", "store", p.store.Describe(), "err", err)
+		p.cfg.Log.Warn("listing saved sessions failed; none restored", "store", p.store.Describe(), "err", err)
 		return
 	}
 	restored := 0
 	for _, id := range ids {
-		if p.RestoreOne(ctx, id, "restart", p.home.ClaimSaved) {
+		if p.RestoreOne(ctx, id, "restart", p.cfg.Home.ClaimSaved) {
 			restored++
 		}
 	}
 	if len(ids) > 0 {
-		p.log.Info("saved sessions restored", "restored", restored, "saved", len(ids))
+		p.cfg.Log.Info("saved sessions restored", "restored", restored, "saved", len(ids))
 	}
 }
 
@@ -681,19 +667,19 @@ func (p *Saver) RestoreOne(ctx context.Context, id, how string, claim func(conte
 	cancel()
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			p.log.Warn("reading a saved session failed", "session", id, "err", err)
+			p.cfg.Log.Warn("reading a saved session failed", "session", id, "err", err)
 		}
 		return false
 	}
 	refuse := func(reason string, err error) bool {
-		p.metrics.SnapshotFailures.WithLabelValues(reason).Inc()
-		p.log.Warn("saved session not restored", "session", id, "reason", reason, "err", err)
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues(reason).Inc()
+		p.cfg.Log.Warn("saved session not restored", "session", id, "reason", reason, "err", err)
 		return false
 	}
 	r, sv, model, reason, err := p.decodeRecord(id, data)
 	if errors.Is(err, errExpired) {
-		p.metrics.SnapshotFailures.WithLabelValues("expired").Inc()
-		p.log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
+		p.cfg.Metrics.SnapshotFailures.WithLabelValues("expired").Inc()
+		p.cfg.Log.Info("saved session older than the resume grace; deleted", "session", id, "saved_at", r.SavedAt)
 		dctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 		_ = p.store.Delete(dctx, id)
 		cancel()
@@ -714,33 +700,33 @@ func (p *Saver) RestoreOne(ctx context.Context, id, how string, claim func(conte
 		// refused. One that landed since the read is read again.
 		fresh, err := p.fenceRecord(ctx, id, data)
 		if err != nil {
-			p.home.Unclaim(ctx, id)
-			p.log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
+			p.cfg.Home.Unclaim(ctx, id)
+			p.cfg.Log.Warn("saved session not restored: its record could not be made this node's", "session", id, "err", err)
 			return false
 		}
 		if !bytes.Equal(fresh, data) {
 			if r, sv, model, reason, err = p.decodeRecord(id, fresh); err != nil {
-				p.home.Unclaim(ctx, id)
+				p.cfg.Home.Unclaim(ctx, id)
 				return refuse(reason, err)
 			}
 		}
 	}
-	se, err := p.registry.Restore(p.app, sv, model, ui.Restored{At: r.SavedAt})
+	se, err := p.cfg.Registry.Restore(p.cfg.App, sv, model, ui.Restored{At: r.SavedAt})
 	if err != nil {
-		p.home.Unclaim(ctx, id)
+		p.cfg.Home.Unclaim(ctx, id)
 		if errors.Is(err, session.ErrExists) {
 			return false
 		}
 		return refuse("decode", err)
 	}
-	if !p.restore(se, r.SSHOwned, r.StartedBy) {
-		p.registry.EndCause(se.ID, session.Ended("the server is stopping"))
-		p.home.Unclaim(ctx, id)
+	if !p.cfg.Restore(se, r.SSHOwned, r.StartedBy) {
+		p.cfg.Registry.EndCause(se.ID, session.Ended("the server is stopping"))
+		p.cfg.Home.Unclaim(ctx, id)
 		return false
 	}
 	p.restored(se, r)
-	p.metrics.SessionsRestored.WithLabelValues(how).Inc()
-	p.log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
+	p.cfg.Metrics.SessionsRestored.WithLabelValues(how).Inc()
+	p.cfg.Log.Info("session restored", "session", id, "how", how, "user", r.Owner.User, "key", r.Owner.KeyFingerprint, "saved_at", r.SavedAt)
 	return true
 }
 
@@ -752,19 +738,19 @@ func (p *Saver) decodeRecord(id string, data []byte) (r *Record, sv session.Save
 	if err != nil {
 		return nil, sv, nil, "decode", err
 	}
-	if r.ID != id || r.App != p.app {
+	if r.ID != id || r.App != p.cfg.App {
 		return nil, sv, nil, "decode", fmt.Errorf("record of session %q of app %q", r.ID, r.App)
 	}
-	if r.SSHOwned && time.Since(r.SavedAt) > p.resumeGrace {
+	if r.SSHOwned && time.Since(r.SavedAt) > p.cfg.ResumeGrace {
 		return r, sv, nil, "expired", errExpired
 	}
 	if sv, err = r.saved(); err != nil {
 		return nil, sv, nil, "decode", err
 	}
-	if !p.home.MayClaim(r) {
+	if !p.cfg.Home.MayClaim(r) {
 		return nil, sv, nil, "", errHeldByPeer
 	}
-	if perr := p.panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.codec.Decode(r.Version, r.Model) }); perr != nil {
+	if perr := p.cfg.Panics.Session(id).Do(metrics.HookFactory, "", func() { model, err = p.cfg.Codec.Decode(r.Version, r.Model) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"syscall"
@@ -84,18 +83,7 @@ func BenchmarkPacedCallAlternated(b *testing.B) {
 
 // bareServer is the floor: a go-sdk server with one echo tool over
 // Streamable HTTP.
-func bareServer(b *testing.B) *httptest.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	type in struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
-	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	b.Cleanup(hs.Close)
-	return hs
-}
+func bareServer(b *testing.B) *httptest.Server { return testkit.BareEchoServer(b) }
 
 // demoServer serves the demo as BenchmarkWriteCall does, for up to n
 // sessions of one user.

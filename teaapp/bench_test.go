@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"syscall"
@@ -138,16 +137,7 @@ func BenchmarkHostedCallAlternated(b *testing.B) {
 // bareEcho serves a bare go-sdk server with one echo tool over
 // Streamable HTTP and connects a client to it.
 func bareEcho(b *testing.B) *mcp.ClientSession {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	type in struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
-	})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	b.Cleanup(hs.Close)
-	return testkit.ConnectBench(b, hs.URL, "")
+	return testkit.ConnectBench(b, testkit.BareEchoServer(b).URL, "")
 }
 
 // hostedBench serves benchProgram with New, starts one headless session

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -60,4 +61,20 @@ func ConnectBench(tb testing.TB, url, token string) *mcp.ClientSession {
 	}
 	tb.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// BareEchoServer is the benchmarks' floor: a bare go-sdk server with one
+// echo tool ({"text"} back as text) over Streamable HTTP, closed when tb
+// ends.
+func BareEchoServer(tb testing.TB) *httptest.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	tb.Cleanup(hs.Close)
+	return hs
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,6 +18,10 @@ import (
 // The idle release is not one: it is reset on every frame drawn, which a
 // tick would pay with a goroutine a frame, so it stays a time.Timer
 // (Model.armIdle).
+//
+// When the model is woken (Model.SetSend) a tick holds no goroutine while
+// it waits: it is a time.AfterFunc that sends its message when it fires.
+// Otherwise it is a command whose goroutine waits out the time.
 type timer struct {
 	pending bool
 	gen     uint64 // the generation of the pending tick, or of the last one
@@ -25,6 +30,14 @@ type timer struct {
 	// seconds or a minute ahead; a session that ended must not keep their
 	// goroutines that long.
 	done <-chan struct{}
+	// post, when set, gives the program's Send, or nil when the model is
+	// not woken (SetSend): a tick is then sent from an AfterFunc.
+	post func() func(tea.Msg)
+	// after is the pending tick's AfterFunc, stopped when a tick replaces
+	// it or the model closes. Guarded by afterMu: the model's Close runs
+	// outside the program's loop.
+	afterMu *sync.Mutex
+	after   *time.Timer
 }
 
 // arm returns a tick delivering msg(gen) after d, or nil when one is
@@ -42,6 +55,24 @@ func (t *timer) rearm(d time.Duration, msg func(gen uint64) tea.Msg) tea.Cmd {
 	t.pending = true
 	t.gen++
 	gen := t.gen
+	if t.post != nil {
+		if send := t.post(); send != nil {
+			t.afterMu.Lock()
+			defer t.afterMu.Unlock()
+			if t.after != nil {
+				t.after.Stop() // replaced: had it fired, its tick arrives stale
+			}
+			done := t.done
+			t.after = time.AfterFunc(d, func() {
+				select {
+				case <-done:
+				default:
+					send(msg(gen)) // returns when the program ends, too
+				}
+			})
+			return nil
+		}
+	}
 	// As tea.Tick: the time counts from now, not from when the program
 	// runs the command.
 	tm := time.NewTimer(d)
@@ -54,6 +85,19 @@ func (t *timer) rearm(d time.Duration, msg func(gen uint64) tea.Msg) tea.Cmd {
 			tm.Stop()
 			return nil
 		}
+	}
+}
+
+// stop stops a pending AfterFunc tick (the model closed).
+func (t *timer) stop() {
+	if t.afterMu == nil {
+		return
+	}
+	t.afterMu.Lock()
+	defer t.afterMu.Unlock()
+	if t.after != nil {
+		t.after.Stop()
+		t.after = nil
 	}
 }
 

@@ -79,3 +79,66 @@ func TestTicksEndWithTheModel(t *testing.T) {
 		}
 	})
 }
+
+// TestWokenModelsTicksHoldNoGoroutine: once the model is woken (SetSend,
+// as every served terminal is), a tick is no command (no goroutine waits
+// out an agent's age, ten seconds or a minute ahead, per session) but an
+// AfterFunc that sends its message when due; a tick replaced by another is
+// never sent, and none is sent once the model closed.
+func TestWokenModelsTicksHoldNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSession(t)
+		m := New(s, Options{Terminal: "u", Primary: true})
+		rec := newSends()
+		m.SetSend(rec.send)
+		a := s.Join(session.KindAgent, "claude-code")
+		defer a.Detach()
+		synctest.Wait()
+		base := rec.count() // the presence change's wake
+		if cmd := m.tickAges(); cmd != nil {
+			t.Fatal("a woken model's age tick is a command (a goroutine waiting for it)")
+		}
+		if !m.ageTimer.pending {
+			t.Fatal("no age tick pending")
+		}
+		if cmd := m.frameTimer.rearm(time.Minute, newFrameMsg); cmd != nil {
+			t.Fatal("a woken model's frame tick is a command")
+		}
+		if cmd := m.frameTimer.rearm(time.Second, newFrameMsg); cmd != nil {
+			t.Fatal("a woken model's frame tick is a command")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		rec.mu.Lock()
+		got := rec.msgs[base:]
+		rec.mu.Unlock()
+		if len(got) != 1 {
+			t.Fatalf("after 1s %d messages sent (%v), want the rearmed frame tick alone", len(got), got)
+		}
+		if f, ok := got[0].(frameMsg); !ok || !m.frameTimer.fire(f.gen) {
+			t.Fatalf("sent %#v, want the pending frame tick", got[0])
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		rec.mu.Lock()
+		got = rec.msgs[base+1:]
+		rec.mu.Unlock()
+		if len(got) != 1 {
+			t.Fatalf("a minute on, %d more messages (%v), want the age tick alone: the replaced frame tick must not come", len(got), got)
+		}
+		if _, ok := got[0].(ageMsg); !ok {
+			t.Fatalf("sent %#v, want the age tick", got[0])
+		}
+		m.Update(got[0])
+		if !m.ageTimer.pending {
+			t.Fatal("no age tick after the first (an agent is still here)")
+		}
+		n := rec.count()
+		m.Close()
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if rec.count() != n {
+			t.Fatalf("a tick was sent after the model closed: %v", rec.msgs[n:])
+		}
+	})
+}

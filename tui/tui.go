@@ -179,6 +179,8 @@ type Model struct {
 	wakeMu      sync.Mutex
 	send        func(tea.Msg)
 	wakePending bool
+	// timersMu guards the timers' pending AfterFuncs (timer.after).
+	timersMu sync.Mutex
 
 	mu     sync.Mutex // protects locals: input resolvers run on the dispatcher goroutine
 	locals map[string]*ui.LocalState
@@ -255,11 +257,18 @@ func New(sess *session.Session, opts Options) *Model {
 		m.wake()
 	})
 	m.idle.Stop()
-	for _, t := range []*timer{&m.frameTimer, &m.highlightTimer, &m.noticeTimer, &m.ageTimer, &m.armTimer, &m.countdown} {
+	for _, t := range m.timers() {
 		t.done = m.done // their ticks end with the model (Close)
+		t.post = m.sender
+		t.afterMu = &m.timersMu
 	}
 	m.fixFocus()
 	return m
+}
+
+// timers lists the model's scheduled messages.
+func (m *Model) timers() []*timer {
+	return []*timer{&m.frameTimer, &m.highlightTimer, &m.noticeTimer, &m.ageTimer, &m.armTimer, &m.countdown}
 }
 
 // Close releases the model's subscription, stops its waiting command and
@@ -269,6 +278,9 @@ func (m *Model) Close() {
 	m.close.Do(func() {
 		close(m.done)
 		m.idle.Stop()
+		for _, t := range m.timers() {
+			t.stop()
+		}
 		m.refuseAll() // a prompt left open when the terminal goes is refused
 		m.tellSize(true)
 		m.sub.Close()

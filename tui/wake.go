@@ -78,6 +78,14 @@ func drain(ch <-chan struct{}) bool {
 	}
 }
 
+// sender returns the program's Send when the model is woken (SetSend),
+// else nil: the timers' ticks are sent with it.
+func (m *Model) sender() func(tea.Msg) {
+	m.wakeMu.Lock()
+	defer m.wakeMu.Unlock()
+	return m.send
+}
+
 // pushed reports whether the model is woken (SetSend) rather than waiting.
 func (m *Model) pushed() bool {
 	m.wakeMu.Lock()

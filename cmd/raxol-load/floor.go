@@ -78,6 +78,8 @@ func serveFloor(args []string) error {
 	// Go's profiler, as raxol-ssh's --pprof-addr serves it: raxol-load's
 	// --pprof reads both servers' memory the same way.
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	hs := &http.Server{Addr: *httpAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -4,6 +4,9 @@
 # source addresses each, every one typed into: 10 keys), no agents, then 50 typists for 15 s
 # (two-row keys: the floor's key and ours change as much of the screen); CPU per keystroke
 # gross and net of the idle CPU measured just before.
+# RAXOL_TYPING="chars:\t" has raxol-ssh's typists type x and Backspace in the demo's search
+# input instead (a key that changes one cell, 14 bytes drawn, as the floor's Tab draws 9):
+# the net CPU per keystroke for keys that change as much of the screen as the floor's.
 # Build first: go build -o /tmp/raxol-ssh ./cmd/raxol-ssh && go build -o /tmp/raxol-load ./cmd/raxol-load
 set -u
 OUT=$1; BIN=${2:-/tmp/raxol-ssh}; LOADBIN=${LOADBIN:-/tmp/raxol-load}
@@ -11,7 +14,7 @@ KEYS="--sessions 1000 --parallel 32 --agents 0 --hold 5s --settle 8s --distinct-
 run_raxol() { out=$1; rm -rf $out && mkdir -p $out/data
   $BIN --data-dir $out/data --ssh-addr 127.0.0.1:2400 --http-addr 127.0.0.1:8400 --max-connections 30000 --max-per-ip 30000 --max-sessions-per-user 30000 --max-http-per-ip 3000 --log-level warn > $out/server.log 2>&1 &
   spid=$!; sleep 1
-  $LOADBIN --ssh 127.0.0.1:2400 --metrics http://127.0.0.1:8400/metrics --pid $spid $KEYS > $out/load.txt 2>&1
+  $LOADBIN --ssh 127.0.0.1:2400 --metrics http://127.0.0.1:8400/metrics --pid $spid $KEYS --typing-keys "${RAXOL_TYPING:-tab}" > $out/load.txt 2>&1
   kill $spid; wait $spid 2>/dev/null; }
 run_floor() { out=$1; rm -rf $out && mkdir -p $out
   $LOADBIN floor --ssh 127.0.0.1:2500 --http 127.0.0.1:8500 > $out/server.log 2>&1 &

@@ -130,6 +130,7 @@ func run() error {
 	closedLoop := flag.Duration("closed-loop", 0, "after the timed calls, have every agent make write calls back to back for this long, all at once, and report calls/s and server CPU per call")
 	typists := flag.Int("typists", 0, "sessions whose humans type back to back (a key, then the redraw) for --typing, all at once; reports keys/s and server CPU per keystroke")
 	typing := flag.Duration("typing", 10*time.Second, "how long the --typists type")
+	typingKeys := flag.String("typing-keys", "tab", `what the --typists type: "tab" (Tab and Shift+Tab in turn: the focus moves, restyling the widgets it leaves and enters) or "chars:<prelude>" (after the prelude's keys, one byte each, e.g. "\t" to focus a text input, and one x, x and Backspace in turn: a key that changes one cell, as the floor's key moves its one-character marker; x must match nothing the input filters)`)
 	agentScreen := flag.Bool("agent-screen", false, "with --closed-loop: after each call, also time until its text is on the session's own terminal (agent→screen; raxol-ssh only)")
 	paced := flag.Float64("paced", 0, "with --closed-loop: each agent makes this many calls per second instead of back to back (an open loop)")
 	mcpFlag := flag.String("mcp-url", "", "connect agents to this MCP endpoint instead of reading each session's off its attach panel (the floor's /mcp); several, comma-separated: the agents take them in turn")
@@ -431,7 +432,7 @@ func run() error {
 	}
 
 	if *typists > 0 {
-		if err := typeBackToBack(clients[:min(*typists, len(clients))], *typing, metricsURLs, cpu/hold.Seconds()); err != nil {
+		if err := typeBackToBack(clients[:min(*typists, len(clients))], *typing, *typingKeys, metricsURLs, cpu/hold.Seconds()); err != nil {
 			return err
 		}
 	}
@@ -456,6 +457,36 @@ func run() error {
 			after.rss/(1<<20), after.heapInuse/(1<<20), after.goroutines)
 	}
 
+	return nil
+}
+
+// typingPair reads --typing-keys: the two keys typed in turn, and the
+// keys typed once before them (one byte each).
+func typingPair(keys string) (pair [2]string, prelude []string, err error) {
+	if keys == "tab" {
+		return [2]string{"\t", "\x1b[Z"}, nil, nil
+	}
+	p, ok := strings.CutPrefix(keys, "chars:")
+	if !ok {
+		return pair, nil, fmt.Errorf("--typing-keys %q: want tab or chars:<prelude>", keys)
+	}
+	p, err = strconv.Unquote(`"` + p + `"`)
+	if err != nil {
+		return pair, nil, fmt.Errorf("--typing-keys %q: the prelude: %w", keys, err)
+	}
+	return [2]string{"x", "\x7f"}, strings.Split(p+"x", ""), nil
+}
+
+// sendKey types one key into c's session and waits for its redraw (a
+// key without one counts as missed).
+func sendKey(c *client, key string) error {
+	drain(c.out)
+	if _, err := io.WriteString(c.stdin, key); err != nil {
+		return err
+	}
+	if _, ok := awaitRedraw(c, time.Now()); !ok {
+		return c.missed()
+	}
 	return nil
 }
 
@@ -543,11 +574,23 @@ func countAgents(clients []*client) int {
 	return n
 }
 
-// typeBackToBack has each client type Tab and Shift+Tab in turn for d,
-// each key sent once the previous one's redraw began, all clients at
-// once, and reports keys/s, the round trips and the server's CPU per key
-// net of what the sessions cost idle.
-func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, idleCores float64) error {
+// typeBackToBack has each client type two keys in turn for d (Tab and
+// Shift+Tab, or with keys "chars:<prelude>" x and Backspace after the
+// prelude and one x), each key sent once the previous one's redraw began,
+// all clients at once, and reports keys/s, the round trips and the
+// server's CPU per key net of what the sessions cost idle.
+func typeBackToBack(clients []*client, d time.Duration, keys string, metricsURLs []string, idleCores float64) error {
+	pair, prelude, err := typingPair(keys)
+	if err != nil {
+		return err
+	}
+	for _, c := range clients {
+		for _, k := range prelude {
+			if err := sendKey(c, k); err != nil {
+				return fmt.Errorf("--typing-keys prelude: %w", err)
+			}
+		}
+	}
 	var bytes0 int64
 	for _, c := range clients {
 		drain(c.out)
@@ -558,10 +601,7 @@ func typeBackToBack(clients []*client, d time.Duration, metricsURLs []string, id
 		c := clients[i]
 		var lat []time.Duration
 		for n := 0; time.Now().Before(deadline); n++ {
-			key := "\t"
-			if n%2 == 1 {
-				key = "\x1b[Z"
-			}
+			key := pair[n%2]
 			t0 := time.Now()
 			if _, err := io.WriteString(c.stdin, key); err != nil {
 				return lat, err

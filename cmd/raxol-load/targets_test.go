@@ -205,3 +205,29 @@ func TestAgentsPerNode(t *testing.T) {
 		t.Errorf("agentsPerNode =\n%q; want\n%q", got, want)
 	}
 }
+
+func TestTypingPair(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		pair    [2]string
+		prelude []string
+		err     string
+	}{
+		{in: "tab", pair: [2]string{"\t", "\x1b[Z"}},
+		{in: `chars:\t`, pair: [2]string{"x", "\x7f"}, prelude: []string{"\t", "x"}},
+		{in: "chars:", pair: [2]string{"x", "\x7f"}, prelude: []string{"x"}},
+		{in: "tabs", err: "want tab or chars"},
+		{in: `chars:\q`, err: "the prelude"},
+	} {
+		pair, prelude, err := typingPair(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "--typing-keys") {
+				t.Errorf("typingPair(%q): %v; want an error naming --typing-keys and saying %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || pair != c.pair || !slices.Equal(prelude, c.prelude) {
+			t.Errorf("typingPair(%q) = %q, %q, %v; want %q, %q", c.in, pair, prelude, err, c.pair, c.prelude)
+		}
+	}
+}

@@ -33,7 +33,8 @@
 //   - wake.go: how snapshots, presence changes and the idle timer reach
 //     the program ([Model.SetSend], or a waiting command);
 //   - timer.go: the one type every scheduled redraw uses (at most one
-//     tick pending, a stale one ignored);
+//     tick pending, a stale one ignored; an AfterFunc, no goroutine
+//     waiting, once the model is woken);
 //   - screen*.go, term.go: drawing frames on the terminal and what it can
 //     show.
 package tui

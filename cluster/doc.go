@@ -60,7 +60,10 @@
 // once. Every surviving node then calls its OnNodeLost callbacks with
 // that node's entries (with their revisions, ready for Claim); a node
 // without callbacks deletes those entries itself, each a compare-and-set
-// on its revision, so the surviving nodes' races are harmless. With the
+// on its revision, so the surviving nodes' races are harmless. A callback
+// that returns an error (NATS did not answer its claim) is called again a
+// heartbeat later with the entries read again, until it succeeds or the
+// node is back. With the
 // defaults, a killed node is gone from Lookup a TTL after its last
 // heartbeat (plus up to one heartbeat), and its entries a moment later.
 //

@@ -33,7 +33,8 @@ func Example() {
 	defer node.Close()
 	log.Print(node.Describe())
 
-	node.OnNodeLost(func(lost string, orphans []cluster.SessionEntry) {
+	node.OnNodeLost(func(lost string, orphans []cluster.SessionEntry) error {
+		var failed []error
 		for _, e := range orphans {
 			if !e.Detached {
 				continue // its terminal died with its node
@@ -43,11 +44,12 @@ func Example() {
 				continue // another node took it
 			}
 			if err != nil {
-				log.Print(err)
+				failed = append(failed, err) // left in place: tried again a heartbeat later
 				continue
 			}
 			_ = claimed // resume the session here (from its snapshot)
 		}
+		return errors.Join(failed...)
 	})
 
 	// A session starts, changes state, ends.

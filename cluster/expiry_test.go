@@ -23,11 +23,12 @@ type lostLog struct {
 
 func recordLost(n *Node) *lostLog {
 	l := &lostLog{calls: map[string][]SessionEntry{}, at: map[string]time.Time{}}
-	n.OnNodeLost(func(node string, orphans []SessionEntry) {
+	n.OnNodeLost(func(node string, orphans []SessionEntry) error {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.calls[node] = orphans
 		l.at[node] = time.Now()
+		return nil
 	})
 	return l
 }
@@ -203,10 +204,11 @@ func TestOfEightNodesClaimingAnOrphanExactlyOneWins(t *testing.T) {
 	ctx := ctxT(t)
 	orphans := make(chan SessionEntry, len(claimers))
 	for _, n := range claimers {
-		n.OnNodeLost(func(node string, es []SessionEntry) {
+		n.OnNodeLost(func(node string, es []SessionEntry) error {
 			for _, e := range es {
 				orphans <- e
 			}
+			return nil
 		})
 	}
 	if err := a.Announce(ctx, SessionEntry{ID: "s1", Owner: "o", Detached: true}); err != nil {
@@ -295,4 +297,78 @@ func TestAPeerWhoseExpiryIsNeverShownIsLostByThisNodesClock(t *testing.T) {
 		t.Fatal("b declared c lost, which is alive")
 	}
 	waitNodes(t, b, "b", "c")
+}
+
+// TestOnNodeLostIsCalledAgainUntilItSucceeds: a callback that could not
+// finish (it returns an error, as when a claim got no answer while a
+// stream elected a leader) is called again a heartbeat later, with the
+// lost node's entries read again: an entry it claimed meanwhile is no
+// longer passed, one it left is, with its revision. Once it returns nil
+// it is not called again. Without the retry, an entry the callback could
+// not claim stayed unadopted, or was dropped.
+func TestOnNodeLostIsCalledAgainUntilItSucceeds(t *testing.T) {
+	t.Parallel()
+	_, _, nodes := cluster(t, "a", "b")
+	a, b := nodes[0], nodes[1]
+	ctx := ctxT(t)
+	for _, id := range []string{"s1", "s2"} {
+		if err := a.Announce(ctx, SessionEntry{ID: id, Owner: "o", Detached: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	var calls [][]string
+	var at []time.Time
+	b.OnNodeLost(func(node string, orphans []SessionEntry) error {
+		mu.Lock()
+		n := len(calls)
+		calls = append(calls, orphanIDs(orphans))
+		at = append(at, time.Now())
+		mu.Unlock()
+		switch n {
+		case 0: // claims s1; s2's claim "gets no answer"
+			for _, e := range orphans {
+				if e.ID == "s1" {
+					if _, err := b.Claim(ctx, e); err != nil {
+						return err
+					}
+				}
+			}
+			return fmt.Errorf("claim s2: %w", ErrUnavailable)
+		default: // claims what is left
+			for _, e := range orphans {
+				if e.Revision == 0 {
+					return fmt.Errorf("orphan %s without a revision", e.ID)
+				}
+				if _, err := b.Claim(ctx, e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	})
+	a.Close()
+	testkit.Eventually(t, testTTL+5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls) >= 2
+	}, "OnNodeLost(a) called again after it failed")
+	time.Sleep(3 * testHeartbeat) // no third call once it succeeded
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 2 {
+		t.Fatalf("OnNodeLost(a) called %d times (%v), want 2", len(calls), calls)
+	}
+	if !slices.Equal(calls[0], []string{"s1", "s2"}) || !slices.Equal(calls[1], []string{"s2"}) {
+		t.Errorf("orphans per call = %v, want [[s1 s2] [s2]]: the second call reads them again", calls)
+	}
+	if d := at[1].Sub(at[0]); d < testHeartbeat/2 {
+		t.Errorf("called again %v after the failure, want about a heartbeat (%v)", d, testHeartbeat)
+	}
+	for _, id := range []string{"s1", "s2"} {
+		e, home, err := b.Lookup(ctx, id)
+		if err != nil || home.ID != "b" || e.Node != "b" {
+			t.Errorf("b.Lookup(%s) = %+v, %+v, %v; want it claimed by b", id, e, home, err)
+		}
+	}
 }

@@ -20,7 +20,7 @@ func TestClaimAbsent(t *testing.T) {
 	for _, n := range claimers {
 		// A callback that adopts nothing: the lost node's entries stay,
 		// as they do when no node saw it go.
-		n.OnNodeLost(func(node string, _ []SessionEntry) { lost <- node })
+		n.OnNodeLost(func(node string, _ []SessionEntry) error { lost <- node; return nil })
 	}
 	race := func(id string) *Node {
 		t.Helper()

@@ -65,9 +65,17 @@ func (n *Node) SetLoad(sessions, agents int) {
 // (compare-and-set on their revision, so a race with another node is
 // harmless).
 //
+// f returns an error when it could not finish for a reason that may pass
+// (NATS unavailable, a claim without an answer while a stream elects a
+// leader): the node then calls its callbacks again a heartbeat later, with
+// the lost node's entries read again (those claimed since are no longer
+// its), until they return nil, the lost node is back or this node closes.
+// An entry f could not adopt because of such an error must be left in
+// place, not dropped: the next call gets it again.
+//
 // f runs on the node's reaper goroutine, one call at a time; it may call
 // Lookup, Sessions, Claim and Announce, but not Close or Drain.
-func (n *Node) OnNodeLost(f func(node string, orphans []SessionEntry)) {
+func (n *Node) OnNodeLost(f func(node string, orphans []SessionEntry) error) {
 	if f == nil {
 		panic("cluster: OnNodeLost(nil)")
 	}
@@ -736,8 +744,12 @@ func (n *Node) reapNode(id string) error {
 	cbs := slices.Clone(n.callbacks)
 	n.mu.Unlock()
 	if len(cbs) > 0 {
+		var errs []error
 		for _, f := range cbs {
-			f(id, slices.Clone(orphans))
+			errs = append(errs, f(id, slices.Clone(orphans)))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("adopting its sessions: %w", err)
 		}
 		return nil
 	}

@@ -149,7 +149,7 @@ type Node struct {
 	// they write again): their sessions may be claimed at once.
 	gone      map[string]struct{}
 	lost      []string // lost nodes waiting for the reaper
-	callbacks []func(node string, orphans []SessionEntry)
+	callbacks []func(node string, orphans []SessionEntry) error
 	// keepOnDrain reports the entries Drain leaves (KeepOnDrain).
 	keepOnDrain func(id string) bool
 	// replicas is the buckets' replica count (0 until decided, see

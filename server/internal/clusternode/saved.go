@@ -3,6 +3,7 @@ package clusternode
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/raxol-ssh/raxol-ssh/cluster"
 	"github.com/raxol-ssh/raxol-ssh/server/internal/saver"
@@ -31,38 +32,77 @@ func (n *Node) AdoptSnapshots(p *saver.Saver) {
 		return
 	}
 	n.node.KeepOnDrain(p.IsStored)
-	n.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) {
+	n.node.OnNodeLost(func(node string, orphans []cluster.SessionEntry) error {
 		ctx := context.Background() // every call below has its own timeout
+		var again []error
 		for _, e := range orphans {
-			gctx, cancel := context.WithTimeout(ctx, saver.StoreTimeout)
-			_, err := p.Store().Get(gctx, e.ID)
-			cancel()
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				if err := n.node.DropOrphan(ctx, e); err != nil {
-					n.log.Warn("cluster: dropping a lost node's session failed", "session", e.ID, "peer", node, "err", err)
-				}
-				continue
-			case err != nil:
-				n.log.Warn("cluster: reading a lost node's saved session failed; not adopted", "session", e.ID, "peer", node, "err", err)
-				continue
-			}
-			entry := e
-			adopted := p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
-				_, err := n.node.Claim(ctx, entry)
-				if err != nil && !errors.Is(err, cluster.ErrClaimLost) {
-					n.log.Warn("cluster: claiming a lost node's session failed", "session", entry.ID, "err", err)
-				}
-				return err == nil
-			})
-			if !adopted {
-				// Nobody can bring it back (its snapshot expired or does
-				// not decode), or a peer did: a compare-and-set on the
-				// revision read, so a peer's claim is left alone.
-				_ = n.node.DropOrphan(ctx, e)
+			if err := adoptOrphan(ctx, n.log, p, n.node, node, e); err != nil {
+				again = append(again, err)
 			}
 		}
+		// What failed for a reason that may pass is tried again a
+		// heartbeat later, with the entries read again (cluster.OnNodeLost).
+		return errors.Join(again...)
 	})
+}
+
+// adoptOrphan restores the lost node's session e from its snapshot and
+// claims its entry, or drops the entry when nobody can bring the session
+// back (no snapshot, or one that does not decode). An error says it could
+// do neither for a reason that may pass (NATS or the store unavailable, a
+// claim without an answer while a stream elects a leader): the entry is
+// then left in place for the next try. Dropping it then deleted the
+// directory's entry of a session whose snapshot was there, so no node
+// adopted it (seen in a CI run: TestReplicasClusterSurvivesEachNATSServerLoss).
+func adoptOrphan(ctx context.Context, log *slog.Logger, p restorer, home orphanHome, node string, e cluster.SessionEntry) error {
+	gctx, cancel := context.WithTimeout(ctx, saver.StoreTimeout)
+	_, err := p.Store().Get(gctx, e.ID)
+	cancel()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if err := home.DropOrphan(ctx, e); err != nil {
+			log.Warn("cluster: dropping a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", err)
+			return err
+		}
+		return nil
+	case err != nil:
+		log.Warn("cluster: reading a lost node's saved session failed; trying again", "session", e.ID, "peer", node, "err", err)
+		return err
+	}
+	var claimErr error
+	adopted := p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
+		_, claimErr = home.Claim(ctx, e)
+		return claimErr == nil
+	})
+	switch {
+	case adopted:
+		return nil
+	case errors.Is(claimErr, cluster.ErrUnavailable):
+		log.Warn("cluster: claiming a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", claimErr)
+		return claimErr
+	case claimErr != nil && !errors.Is(claimErr, cluster.ErrClaimLost):
+		log.Warn("cluster: claiming a lost node's session failed", "session", e.ID, "peer", node, "err", claimErr)
+	}
+	// Nobody can bring it back (its snapshot expired or does not decode),
+	// or a peer did: a compare-and-set on the revision read, so a peer's
+	// claim is left alone.
+	if err := home.DropOrphan(ctx, e); err != nil {
+		log.Warn("cluster: dropping a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", err)
+		return err
+	}
+	return nil
+}
+
+// restorer is what adoptOrphan uses of the saver.
+type restorer interface {
+	Store() store.Store
+	RestoreOne(ctx context.Context, id, how string, claim func(context.Context, *saver.Record) bool) bool
+}
+
+// orphanHome is what adoptOrphan uses of the cluster's membership.
+type orphanHome interface {
+	Claim(ctx context.Context, e cluster.SessionEntry) (cluster.SessionEntry, error)
+	DropOrphan(ctx context.Context, e cluster.SessionEntry) error
 }
 
 // MayClaim reports whether this node may take the session r saved: not

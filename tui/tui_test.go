@@ -368,9 +368,15 @@ func TestCloseStopsWaiting(t *testing.T) {
 
 func newPrimary(t *testing.T) (*Model, *session.Session) {
 	t.Helper()
+	return newPrimaryOf(t, form{})
+}
+
+// newPrimaryOf is newPrimary with the app app.
+func newPrimaryOf(t *testing.T, app ui.Model) (*Model, *session.Session) {
+	t.Helper()
 	mgr := session.NewManager(nil)
 	t.Cleanup(mgr.Close)
-	s, _, err := mgr.Start("test", session.Owner{User: "u"}, form{}, 0)
+	s, _, err := mgr.Start("test", session.Owner{User: "u"}, app, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -886,15 +892,7 @@ func (p panicky) Update(msg tea.Msg) (ui.Model, tea.Cmd) {
 // which raxol_send_key answers update_failed), not as pressed; the keys
 // before it are applied, the ones after it are not pressed.
 func TestAgentKeysReportAFailedUpdate(t *testing.T) {
-	mgr := session.NewManager(nil)
-	t.Cleanup(mgr.Close)
-	s, _, err := mgr.Start("test", session.Owner{User: "u"}, panicky{}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := New(s, Options{Terminal: "u", Primary: true})
-	t.Cleanup(m.Close)
-	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m, s := newPrimaryOf(t, panicky{})
 	res := make(chan error, 1)
 	m.Update(AgentKeysMsg{Agent: "bot", Keys: []string{"h", "!", "i"}, Result: res})
 	if err := <-res; !errors.Is(err, dispatcher.ErrUpdateFailed) {

@@ -493,19 +493,10 @@ func sendKey(c *client, key string) error {
 // typeKeys types n keys into c's session, Tab and Shift+Tab in turn, each
 // once the last one's redraw began.
 func typeKeys(c *client, n int) error {
+	tabs, _, _ := typingPair("tab")
 	for i := range n {
-		drain(c.out)
-		key := "\t"
-		if i%2 == 1 {
-			key = "\x1b[Z"
-		}
-		if _, err := io.WriteString(c.stdin, key); err != nil {
+		if err := sendKey(c, tabs[i%2]); err != nil {
 			return err
-		}
-		if _, ok := awaitRedraw(c, time.Now()); !ok {
-			if err := c.missed(); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -60,32 +60,28 @@ func adoptOrphan(ctx context.Context, log *slog.Logger, p restorer, home orphanH
 	cancel()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if err := home.DropOrphan(ctx, e); err != nil {
-			log.Warn("cluster: dropping a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", err)
-			return err
-		}
-		return nil
+		// No snapshot: nobody can bring it back.
 	case err != nil:
 		log.Warn("cluster: reading a lost node's saved session failed; trying again", "session", e.ID, "peer", node, "err", err)
 		return err
+	default:
+		var claimErr error
+		if p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
+			_, claimErr = home.Claim(ctx, e)
+			return claimErr == nil
+		}) {
+			return nil
+		}
+		switch {
+		case errors.Is(claimErr, cluster.ErrUnavailable):
+			log.Warn("cluster: claiming a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", claimErr)
+			return claimErr
+		case claimErr != nil && !errors.Is(claimErr, cluster.ErrClaimLost):
+			log.Warn("cluster: claiming a lost node's session failed", "session", e.ID, "peer", node, "err", claimErr)
+		}
+		// Its snapshot does not decode, or a peer claimed it.
 	}
-	var claimErr error
-	adopted := p.RestoreOne(ctx, e.ID, "adopted", func(ctx context.Context, _ *saver.Record) bool {
-		_, claimErr = home.Claim(ctx, e)
-		return claimErr == nil
-	})
-	switch {
-	case adopted:
-		return nil
-	case errors.Is(claimErr, cluster.ErrUnavailable):
-		log.Warn("cluster: claiming a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", claimErr)
-		return claimErr
-	case claimErr != nil && !errors.Is(claimErr, cluster.ErrClaimLost):
-		log.Warn("cluster: claiming a lost node's session failed", "session", e.ID, "peer", node, "err", claimErr)
-	}
-	// Nobody can bring it back (its snapshot expired or does not decode),
-	// or a peer did: a compare-and-set on the revision read, so a peer's
-	// claim is left alone.
+	// A compare-and-set on the revision read: a peer's claim is left alone.
 	if err := home.DropOrphan(ctx, e); err != nil {
 		log.Warn("cluster: dropping a lost node's session failed; trying again", "session", e.ID, "peer", node, "err", err)
 		return err
